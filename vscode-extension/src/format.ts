@@ -1,0 +1,91 @@
+// Text the extension shows: status bar, tooltip, token details, copied ids. Pure functions, no
+// `vscode` import; numbers are grouped the way the server's diagnostics group them ("8,192").
+
+import type { Status, TokenAt } from './protocol';
+
+const grouped = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+export function formatCount(n: number): string {
+  return grouped.format(n);
+}
+
+/** Share of the window, "15.1%"; one decimal, "0%" for nothing, never "100.0%" below the window. */
+export function formatPercent(tokens: number, contextWindow: number): string {
+  if (contextWindow <= 0) {
+    return '';
+  }
+  const pct = (tokens / contextWindow) * 100;
+  const shown = Math.floor(pct * 10) / 10;
+  return `${Number.isInteger(shown) ? shown.toFixed(0) : shown.toFixed(1)}%`;
+}
+
+export type Level = 'ok' | 'warning' | 'error';
+
+/** Same thresholds as the server's diagnostics: Error past the window, Warning at warnAt × window. */
+export function budgetLevel(tokens: number, contextWindow: number, warnAt: number): Level {
+  if (tokens > contextWindow) {
+    return 'error';
+  }
+  if (tokens >= warnAt * contextWindow) {
+    return 'warning';
+  }
+  return 'ok';
+}
+
+/** `1,234 / 8,192 tokens`, or with a selection `Sel 56 · 1,234 / 8,192`. */
+export function statusText(tokens: number, contextWindow: number, selection?: number): string {
+  const budget = `${formatCount(tokens)} / ${formatCount(contextWindow)}`;
+  return selection === undefined ? `${budget} tokens` : `Sel ${formatCount(selection)} · ${budget}`;
+}
+
+export interface TooltipInput {
+  status: Status;
+  warnAt: number;
+  selection?: number;
+  selectionRanges?: number;
+  /** The document has changed since the counted version. */
+  pending?: boolean;
+}
+
+export function tooltipText(t: TooltipInput): string {
+  const s = t.status;
+  const lines = [
+    `Tokenline: ${formatCount(s.tokens)} tokens`,
+    `Model: ${s.model || 'default'}`,
+    `Context window: ${formatCount(s.contextWindow)} tokens (${formatPercent(s.tokens, s.contextWindow)} used)`,
+  ];
+  const level = budgetLevel(s.tokens, s.contextWindow, t.warnAt);
+  if (level === 'error') {
+    lines.push(`Over the window by ${formatCount(s.tokens - s.contextWindow)} tokens`);
+  } else if (level === 'warning') {
+    lines.push(`At or above the warning threshold (${formatPercent(t.warnAt, 1)})`);
+  }
+  if (t.selection !== undefined) {
+    const n = t.selectionRanges ?? 1;
+    lines.push(`Selection: ${formatCount(t.selection)} tokens${n > 1 ? ` in ${n} selections, each encoded alone` : ''}`);
+  }
+  lines.push(`Compiled core: ${s.compiled ? 'yes' : 'no'}`);
+  if (t.pending) {
+    lines.push('Updating…');
+  }
+  lines.push('', 'Click to choose the model and the context window.');
+  return lines.join('\n');
+}
+
+/** One line about the token under the cursor. */
+export function tokenAtText(t: TokenAt): string {
+  return (
+    `Token ${formatCount(t.index + 1)} of ${formatCount(t.total)}: id ${t.id}, ` +
+    `piece ${JSON.stringify(t.piece)}, text ${JSON.stringify(t.text)}`
+  );
+}
+
+/** Token ids as copied: one JSON array per range, one range per line. */
+export function idsText(ids: number[][]): string {
+  return ids.map((row) => `[${row.join(', ')}]`).join('\n');
+}
+
+/** Quotes a command line for the log so it can be pasted into a POSIX shell. */
+export function shellQuote(args: readonly string[]): string {
+  return args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+}

@@ -1,0 +1,70 @@
+// Names and shapes of Tokenline's own LSP messages, as docs/protocol.md fixes them. Plain types (no
+// `vscode` import) so the pure modules and their tests can use them.
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** `tokenline/status` notification (server → client), sent after each change. */
+export const STATUS = 'tokenline/status';
+export interface Status {
+  uri: string;
+  version: number | null;
+  tokens: number;
+  contextWindow: number;
+  model: string;
+  compiled: boolean;
+}
+
+/** `tokenline/count`: for each range, the token count of its text encoded alone. */
+export const COUNT = 'tokenline/count';
+export interface CountParams {
+  uri: string;
+  ranges: Range[];
+}
+export interface CountResult {
+  counts: number[];
+}
+
+/** `tokenline/ids`: for each range, the token ids of its text encoded alone. */
+export const IDS = 'tokenline/ids';
+export type IdsParams = CountParams;
+export interface IdsResult {
+  ids: number[][];
+}
+
+/** `tokenline/tokenAt`: the document token at a position, or null. */
+export const TOKEN_AT = 'tokenline/tokenAt';
+export interface TokenAtParams {
+  uri: string;
+  position: Position;
+}
+export interface TokenAt {
+  index: number;
+  total: number;
+  id: number;
+  piece: string;
+  text: string;
+  range: Range;
+}
+
+/** `tokenline/models`: bundled models, then repo ids in the local Hugging Face cache. */
+export const MODELS = 'tokenline/models';
+export interface ModelInfo {
+  label: string;
+  value: string;
+  description?: string;
+}
+export interface ModelsResult {
+  models: ModelInfo[];
+}
+
+/** Semantic token legend the server announces. */
+export const TOKEN_TYPES = ['tokenlineA', 'tokenlineB'] as const;
+export const TOKEN_MODIFIERS = ['whitespace', 'bytes', 'special', 'unknown'] as const;

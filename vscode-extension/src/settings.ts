@@ -1,0 +1,137 @@
+// The one place the extension reads its settings. The settings themselves (names, defaults,
+// descriptions, scopes) are declared once, in package.json; this module only reads them through a
+// `get(key)` view such as `vscode.workspace.getConfiguration('tokenline', resource)`, so it has no
+// `vscode` import and is unit-tested on its own.
+
+export const SECTION = 'tokenline';
+
+/** What `vscode.WorkspaceConfiguration` offers; a plain object works in tests. */
+export interface ConfigView {
+  get<T>(key: string): T | undefined;
+}
+
+/** The settings the language server reads (docs/protocol.md, "Settings"). */
+export interface ServerSettings {
+  model: string;
+  contextWindow: number;
+  warnAt: number;
+  sectionCounts: boolean;
+}
+
+export interface Settings extends ServerSettings {
+  /** Interpreter that runs `-m tokenline serve`; '' = Python extension's, else python3. */
+  python: string;
+  /** Explicit server command line; empty = use `python`. */
+  serverCommand: string[];
+  boundariesEnabled: boolean;
+  /** Language ids and glob patterns of the documents Tokenline attaches to. */
+  languages: string[];
+}
+
+/** Keys (under `tokenline.`) whose change must be sent to the running server. */
+export const SERVER_KEYS = ['model', 'contextWindow', 'warnAt', 'sectionCounts'] as const;
+/** Keys whose change needs a new server process or a new document selector. */
+export const RESTART_KEYS = ['python', 'server.command', 'languages'] as const;
+
+// Fallbacks for a missing or ill-typed value. They equal the package.json defaults, which VS Code
+// normally supplies itself; they matter only for hand-edited settings.json values of the wrong type.
+const FALLBACK = {
+  contextWindow: 8192,
+  warnAt: 0.9,
+  languages: ['markdown', 'plaintext', 'prompt', '**/*.prompt', '**/*.prompty', '**/*.prompt.md'],
+};
+
+function str(cfg: ConfigView, key: string): string {
+  const v = cfg.get<unknown>(key);
+  return typeof v === 'string' ? v.trim() : '';
+}
+
+function bool(cfg: ConfigView, key: string, fallback: boolean): boolean {
+  const v = cfg.get<unknown>(key);
+  return typeof v === 'boolean' ? v : fallback;
+}
+
+function strings(cfg: ConfigView, key: string): string[] | undefined {
+  const v = cfg.get<unknown>(key);
+  if (typeof v === 'string') {
+    return splitCommandLine(v);
+  }
+  if (Array.isArray(v)) {
+    return v.filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim());
+  }
+  return undefined;
+}
+
+/** Context window: a positive integer; anything else falls back to the default. */
+export function normalizeContextWindow(v: unknown): number {
+  const n = typeof v === 'string' ? parseContextWindow(v) : v;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : FALLBACK.contextWindow;
+}
+
+/** warnAt: a fraction in [0, 1]; anything else falls back to the default. */
+export function normalizeWarnAt(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1 ? v : FALLBACK.warnAt;
+}
+
+export function readSettings(cfg: ConfigView): Settings {
+  return {
+    model: str(cfg, 'model'),
+    contextWindow: normalizeContextWindow(cfg.get('contextWindow')),
+    warnAt: normalizeWarnAt(cfg.get('warnAt')),
+    sectionCounts: bool(cfg, 'sectionCounts', true),
+    python: str(cfg, 'python'),
+    serverCommand: strings(cfg, 'server.command') ?? [],
+    boundariesEnabled: bool(cfg, 'boundaries.enabled', true),
+    languages: strings(cfg, 'languages') ?? FALLBACK.languages,
+  };
+}
+
+/** The `tokenline` section as the server expects it (initializationOptions, didChangeConfiguration). */
+export function serverSettings(s: Settings): ServerSettings {
+  return { model: s.model, contextWindow: s.contextWindow, warnAt: s.warnAt, sectionCounts: s.sectionCounts };
+}
+
+/** Parses what a user types as a context window ("128000", "128,000", "131_072"). */
+export function parseContextWindow(text: string): number | undefined {
+  if (!/^\s*\d[\d,_]*\s*$/.test(text)) {
+    return undefined;
+  }
+  const n = Number(text.replace(/[,_\s]/g, ''));
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+/**
+ * Splits a command line written as one string ("tokenline serve", "'/my dir/tokenline' serve")
+ * into arguments: white space separates, single and double quotes group, no other shell syntax.
+ */
+export function splitCommandLine(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quote: string | undefined;
+  let has = false;
+  for (const ch of line) {
+    if (quote) {
+      if (ch === quote) {
+        quote = undefined;
+      } else {
+        cur += ch;
+      }
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      has = true;
+    } else if (/\s/.test(ch)) {
+      if (has) {
+        out.push(cur);
+      }
+      cur = '';
+      has = false;
+    } else {
+      cur += ch;
+      has = true;
+    }
+  }
+  if (has) {
+    out.push(cur);
+  }
+  return out;
+}

@@ -1,0 +1,172 @@
+// The status bar item: `1,234 / 8,192 tokens` for the active editor, `Sel 56 · 1,234 / 8,192` with a
+// selection, warning/error colours, a tooltip with the details; a click opens the model and
+// context-window picker. It renders the server's `tokenline/status` notifications and asks
+// `tokenline/count` for selections, asynchronously, so typing never waits on it.
+import * as vscode from 'vscode';
+import { budgetLevel, statusText, tooltipText } from './format';
+import { COUNT, CountParams, CountResult, Status } from './protocol';
+import type { ServerManager } from './server';
+import { readSettings, SECTION } from './settings';
+
+const SELECTION_DELAY_MS = 60;
+
+interface SelectionCount {
+  uri: string;
+  /** Document version the ranges were taken from. */
+  version: number;
+  total: number;
+  ranges: number;
+}
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private readonly statuses = new Map<string, Status>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private selection: SelectionCount | undefined;
+  private selectionTimer: NodeJS.Timeout | undefined;
+  private selectionRequest: vscode.CancellationTokenSource | undefined;
+
+  constructor(private readonly server: ServerManager) {
+    this.item = vscode.window.createStatusBarItem('tokenline.status', vscode.StatusBarAlignment.Right, 100);
+    this.item.name = 'Tokenline';
+    this.disposables.push(
+      this.item,
+      server.onDidReceiveStatus((s) => this.onStatus(s)),
+      server.onDidChangeState(() => this.render()),
+      vscode.window.onDidChangeActiveTextEditor(() => {
+        this.selection = undefined;
+        this.scheduleSelectionCount();
+        this.render();
+      }),
+      vscode.window.onDidChangeTextEditorSelection((e) => {
+        if (e.textEditor === vscode.window.activeTextEditor) {
+          this.scheduleSelectionCount();
+        }
+      }),
+      vscode.workspace.onDidCloseTextDocument((d) => this.statuses.delete(d.uri.toString())),
+    );
+    this.render();
+  }
+
+  /** Settings such as warnAt changed. */
+  refresh(): void {
+    this.render();
+  }
+
+  /** The last status of a document, if the server sent one. */
+  statusOf(uri: vscode.Uri): Status | undefined {
+    return this.statuses.get(uri.toString());
+  }
+
+  private onStatus(s: Status): void {
+    this.statuses.set(s.uri, s);
+    const doc = vscode.window.activeTextEditor?.document;
+    if (doc && doc.uri.toString() === s.uri) {
+      // The text changed under a selection: its count may have changed too.
+      if (this.selection && this.selection.version !== doc.version) {
+        this.scheduleSelectionCount();
+      }
+      this.render();
+    }
+  }
+
+  private scheduleSelectionCount(): void {
+    clearTimeout(this.selectionTimer);
+    this.selectionTimer = setTimeout(() => void this.countSelection(), SELECTION_DELAY_MS);
+  }
+
+  private async countSelection(): Promise<void> {
+    this.selectionRequest?.cancel();
+    const editor = vscode.window.activeTextEditor;
+    const ranges = editor?.selections.filter((s) => !s.isEmpty) ?? [];
+    if (!editor || ranges.length === 0 || !this.server.attaches(editor.document) || !this.server.languageClient) {
+      if (this.selection) {
+        this.selection = undefined;
+        this.render();
+      }
+      return;
+    }
+    const doc = editor.document;
+    const cts = new vscode.CancellationTokenSource();
+    this.selectionRequest = cts;
+    const params: CountParams = {
+      uri: this.server.asProtocolUri(doc.uri),
+      ranges: ranges.map((r) => ({
+        start: { line: r.start.line, character: r.start.character },
+        end: { line: r.end.line, character: r.end.character },
+      })),
+    };
+    try {
+      const result = await this.server.request<CountResult>(COUNT, params, cts.token);
+      if (cts.token.isCancellationRequested || vscode.window.activeTextEditor?.document !== doc) {
+        return;
+      }
+      const total = result.counts.reduce((a, b) => a + b, 0);
+      this.selection = { uri: doc.uri.toString(), version: doc.version, total, ranges: ranges.length };
+      this.render();
+    } catch {
+      if (!cts.token.isCancellationRequested) {
+        this.selection = undefined;
+        this.render();
+      }
+    } finally {
+      cts.dispose();
+      if (this.selectionRequest === cts) {
+        this.selectionRequest = undefined;
+      }
+    }
+  }
+
+  private render(): void {
+    const item = this.item;
+    const editor = vscode.window.activeTextEditor;
+    if (this.server.state === 'failed') {
+      item.text = '$(error) Tokenline';
+      item.tooltip = `Tokenline is not running: ${this.server.failure ?? 'see the log'}.\nClick to show the log.`;
+      item.command = 'tokenline.showOutput';
+      item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      item.show();
+      return;
+    }
+    if (!editor || !this.server.attaches(editor.document)) {
+      item.hide();
+      return;
+    }
+    item.command = 'tokenline.statusMenu';
+    const doc = editor.document;
+    const status = this.statuses.get(doc.uri.toString());
+    if (!status) {
+      item.text = '$(sync~spin) tokens';
+      item.tooltip = this.server.state === 'running' ? 'Tokenline: counting…' : 'Tokenline: starting the server…';
+      item.backgroundColor = undefined;
+      item.show();
+      return;
+    }
+    const warnAt = readSettings(vscode.workspace.getConfiguration(SECTION, doc.uri)).warnAt;
+    const sel = this.selection?.uri === status.uri ? this.selection : undefined;
+    item.text = statusText(status.tokens, status.contextWindow, sel?.total);
+    item.tooltip = tooltipText({
+      status,
+      warnAt,
+      selection: sel?.total,
+      selectionRanges: sel?.ranges,
+      pending: status.version !== null && status.version < doc.version,
+    });
+    const level = budgetLevel(status.tokens, status.contextWindow, warnAt);
+    item.backgroundColor =
+      level === 'error'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : level === 'warning'
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
+    item.show();
+  }
+
+  dispose(): void {
+    clearTimeout(this.selectionTimer);
+    this.selectionRequest?.cancel();
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { budgetLevel, formatCount, formatPercent, idsText, shellQuote, statusText, tokenAtText, tooltipText } from '../src/format';
+import type { Status } from '../src/protocol';
+
+const status: Status = {
+  uri: 'file:///w/prompt.md',
+  version: 3,
+  tokens: 1234,
+  contextWindow: 8192,
+  model: 'mistral-7b-v0.1',
+  compiled: true,
+};
+
+test('status bar text', () => {
+  assert.equal(statusText(1234, 8192), '1,234 / 8,192 tokens');
+  assert.equal(statusText(0, 8192), '0 / 8,192 tokens');
+  assert.equal(statusText(1234, 8192, 56), 'Sel 56 · 1,234 / 8,192');
+  assert.equal(statusText(1234567, 1048576, 0), 'Sel 0 · 1,234,567 / 1,048,576');
+});
+
+test('counts are grouped like the server diagnostics', () => {
+  assert.equal(formatCount(9301), '9,301');
+  assert.equal(formatCount(7), '7');
+});
+
+test('percent of the window', () => {
+  assert.equal(formatPercent(1234, 8192), '15%');
+  assert.equal(formatPercent(1300, 8192), '15.8%');
+  assert.equal(formatPercent(0, 8192), '0%');
+  assert.equal(formatPercent(8191, 8192), '99.9%');
+  assert.equal(formatPercent(8192, 8192), '100%');
+  assert.equal(formatPercent(16384, 8192), '200%');
+});
+
+test('budget level matches the server diagnostics thresholds', () => {
+  assert.equal(budgetLevel(100, 8192, 0.9), 'ok');
+  assert.equal(budgetLevel(7372, 8192, 0.9), 'ok'); // 0.9 × 8192 = 7372.8
+  assert.equal(budgetLevel(7373, 8192, 0.9), 'warning');
+  assert.equal(budgetLevel(8192, 8192, 0.9), 'warning'); // exactly the window still fits
+  assert.equal(budgetLevel(8193, 8192, 0.9), 'error');
+  assert.equal(budgetLevel(0, 8192, 0), 'warning');
+});
+
+test('tooltip names model, window, percentage, compiled core and the selection', () => {
+  const t = tooltipText({ status, warnAt: 0.9, selection: 56, selectionRanges: 2 });
+  assert.match(t, /Model: mistral-7b-v0\.1/);
+  assert.match(t, /Context window: 8,192 tokens \(15% used\)/);
+  assert.match(t, /Selection: 56 tokens in 2 selections/);
+  assert.match(t, /Compiled core: yes/);
+  assert.doesNotMatch(t, /Over the window/);
+  const over = tooltipText({ status: { ...status, tokens: 9301, compiled: false }, warnAt: 0.9, pending: true });
+  assert.match(over, /Over the window by 1,109 tokens/);
+  assert.match(over, /Compiled core: no/);
+  assert.match(over, /Updating/);
+  assert.doesNotMatch(over, /Selection/);
+  assert.match(tooltipText({ status: { ...status, tokens: 7500 }, warnAt: 0.9 }), /warning threshold \(90%\)/);
+});
+
+test('token details and copied ids', () => {
+  const t = { index: 0, total: 12, id: 22557, piece: '▁Hello', text: ' Hello', range: { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } } };
+  assert.equal(tokenAtText(t), 'Token 1 of 12: id 22557, piece "▁Hello", text " Hello"');
+  assert.equal(idsText([[1, 2, 3]]), '[1, 2, 3]');
+  assert.equal(idsText([[5], [], [6, 7]]), '[5]\n[]\n[6, 7]');
+});
+
+test('commands are logged so they can be pasted into a shell', () => {
+  assert.equal(shellQuote(['/usr/bin/python3', '-m', 'tokenline', 'serve']), '/usr/bin/python3 -m tokenline serve');
+  assert.equal(shellQuote(['/opt/my env/python', '-c', 'import tokenline']), "'/opt/my env/python' -c 'import tokenline'");
+  assert.equal(shellQuote(["it's"]), "'it'\\''s'");
+});
