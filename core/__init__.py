@@ -1,0 +1,40 @@
+"""Tokenline's engine: the exact SentencePiece tokenization of a document, updated per edit.
+
+    from tokenline.core import load_model, Document, ModelError, COMPILED
+    model = load_model(path)          # ModelError (a ValueError) for a bad file
+    doc = Document(model, text)
+    doc.edit(start, end, new_text)    # code-point offsets into the current text
+    doc.ids(), len(doc), doc.text
+"""
+
+from __future__ import annotations
+
+from tokenline.core import document as _document
+from tokenline.core.document import Document
+from tokenline.core.loader import (
+    BUNDLED_DEFAULT,
+    ModelError,
+    bundled_model_path,
+    bundled_models,
+    load_model,
+)
+from tokenline.core.model import Model
+from tokenline.core.rope import UTF8, UTF16, UTF32
+
+# True when the engine runs as mypyc-compiled C extensions (pip install without
+# TOKENLINE_NO_MYPYC), False for the pure-Python build.
+COMPILED: bool = not _document.__file__.endswith(".py")
+
+__all__ = [
+    "BUNDLED_DEFAULT",
+    "COMPILED",
+    "UTF8",
+    "UTF16",
+    "UTF32",
+    "Document",
+    "Model",
+    "ModelError",
+    "bundled_model_path",
+    "bundled_models",
+    "load_model",
+]

@@ -1,0 +1,422 @@
+"""A document whose SentencePiece tokenization is updated on every edit, never re-encoded whole.
+
+The algorithm is Algorithm 3 of Hellsten (2024): re-tokenize the edited text with the tokens on
+either side of it, and widen the window until its first and last tokens are the old tokens at the
+same places. Why that is exact, for SentencePiece's BPE (merges by score, leftmost first): if the
+window's first token equals the old token there, every merge that could cross the window's left
+edge sees the same symbols, in the same order, as in the old run, where none crossed; the same
+holds at the right edge. What the comparison must include to make that true:
+
+- position and length, not the id alone (the window starts and ends at old token boundaries);
+- all byte-fallback tokens of one character together (a window never splits a character);
+- the greedy matching of USER_DEFINED pieces, which can reach past a window's edge: the matcher is
+  re-run across each edge to prove the edge is a symbol boundary of the whole text.
+
+The window widens geometrically (1, 2, 4, ... tokens per side), so a change that really ripples
+through a long stretch costs a small multiple of one encode of that stretch. Models for which
+tokens are not local (non-BPE types; BPE with UNUSED pieces whose split depends on the whole
+text) re-encode the whole normalized text instead, which is exact by definition.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64
+
+from tokenline.core.model import FLAG_BYTE, Model
+from tokenline.core.normalizer import GeneralNorm, Normalization, TrivialNorm
+from tokenline.core.pairs import PairStore
+from tokenline.core.rope import UTF16, TextRope, check_text
+
+# Selections up to this many characters are simply encoded; longer ones reuse document tokens.
+DIRECT_COUNT_LIMIT: Final = 4096
+
+
+class Document:
+    """The text of one document and its token ids, kept identical to a full encode."""
+
+    model: Model
+    rope: TextRope
+    norm: Normalization
+    toks: PairStore
+    # Counters for benchmarks and tests: encoder calls and characters sent to them.
+    encode_calls: i64
+    encoded_chars: i64
+
+    def __init__(self, model: Model, text: str = "") -> None:
+        check_text(text)
+        self.model = model
+        self.rope = TextRope(text)
+        if model.trivial_normalizer:
+            self.norm = TrivialNorm(self.rope, model)
+        else:
+            self.norm = GeneralNorm(self.rope, model)
+        self.toks = PairStore()
+        self.encode_calls = 0
+        self.encoded_chars = 0
+        self._encode_all_full(text)
+
+    # -- public API ----------------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        return self.rope.text()
+
+    def __len__(self) -> int:
+        return int(self.toks.size())
+
+    def length(self) -> i64:
+        """Number of characters (code points) of the text."""
+        return self.rope.length()
+
+    def ids(self) -> list[int]:
+        return self.toks.slice_a(0, self.toks.size())
+
+    def ids_between(self, first: i64, last: i64) -> list[int]:
+        return self.toks.slice_a(first, last)
+
+    def token_id(self, k: i64) -> i64:
+        return self.toks.get_a(k)
+
+    def edit(self, start: int, end: int, new_text: str) -> None:
+        """Replaces text[start:end] (code-point offsets) with new_text."""
+        n: i64 = self.rope.length()
+        if not (0 <= start <= end <= n):
+            raise ValueError(
+                f"edit [{start}, {end}) is outside the text, which has {n} characters "
+                "(need 0 <= start <= end <= length)"
+            )
+        check_text(new_text)
+        if start == end and not new_text:
+            return
+        ns, ne_old, ne_new = self.norm.apply(start, end, new_text)
+        self._retokenize(ns, ne_old, ne_new)
+
+    def set_text(self, text: str) -> None:
+        """Replaces the whole text (a full encode)."""
+        check_text(text)
+        self.rope.replace(0, self.rope.length(), "")
+        self.norm.apply(0, 0, text)
+        self._encode_all_full(text)
+
+    # -- token positions (original code-point offsets) ----------------------------------------
+
+    def token_span(self, k: i64) -> tuple[i64, i64]:
+        s: i64 = self.toks.start_b(k)
+        e: i64 = s + self.toks.get_b(k)
+        return self.norm.to_orig(s), self.norm.to_orig(e)
+
+    def token_start(self, k: i64) -> i64:
+        return self.norm.to_orig(self.toks.start_b(k))
+
+    def token_at(self, offset: i64) -> i64:
+        """Index of the token holding the character at offset (len(self) past the end)."""
+        if offset >= self.rope.length():
+            return self.toks.size()
+        return self.toks.at_b(self.norm.to_norm(offset))
+
+    def spans(self, first: i64, last: i64) -> list[int]:
+        """Original [start, end) of tokens first..last-1, flattened: [s0, e0, s1, e1, ...]."""
+        out: list[int] = []
+        if last > self.toks.size():
+            last = self.toks.size()
+        if first >= last:
+            return out
+        lens = self.toks.slice_b(first, last)
+        pos: i64 = self.toks.start_b(first)
+        norm = self.norm
+        prev: i64 = norm.to_orig(pos)
+        for ln in lens:
+            pos += ln
+            cur: i64 = norm.to_orig(pos)
+            out.append(int(prev))
+            out.append(int(cur))
+            prev = cur
+        return out
+
+    # -- lines and code units (for editors) ----------------------------------------------------
+
+    def line_count(self) -> i64:
+        return self.rope.line_count()
+
+    def position(self, offset: i64, unit: i64 = UTF16) -> tuple[i64, i64]:
+        """(line, column) of offset; columns in code units of UTF-8 (8), UTF-16 (16), UTF-32 (32)."""
+        return self.rope.position(offset, unit)
+
+    def offset(self, line: i64, column: i64, unit: i64 = UTF16) -> i64:
+        """Offset of (line, column), clamped to the text as LSP asks."""
+        return self.rope.offset(line, column, unit)
+
+    def line_start(self, line: i64) -> i64:
+        return self.rope.line_start(line)
+
+    def line_end(self, line: i64) -> i64:
+        return self.rope.line_end(line)
+
+    def slice(self, start: i64, end: i64) -> str:
+        return self.rope.slice(start, end)
+
+    # -- selection counts ----------------------------------------------------------------------
+
+    def count(self, start: i64, end: i64) -> i64:
+        """Tokens of text[start:end] encoded alone (a selection count)."""
+        return i64(len(self.encode_range(start, end, False)))
+
+    def encode_range(self, start: i64, end: i64, need_ids: bool) -> list[int]:
+        """Token ids of text[start:end] encoded alone.
+
+        A long selection reuses the document's tokens in its middle and encodes only windows at
+        its two edges, checked like an edit's. When need_ids is False the middle is returned as
+        placeholders (-1), which is all a count needs.
+        """
+        n: i64 = self.rope.length()
+        if start < 0:
+            start = 0
+        if end > n:
+            end = n
+        if start >= end:
+            return []
+        model = self.model
+        if (
+            end - start <= DIRECT_COUNT_LIMIT
+            or not model.incremental
+            or not model.trivial_normalizer
+        ):
+            return self._encode_full(self.rope.slice(start, end))
+        norm = self.norm
+        toks = self.toks
+        ntok: i64 = toks.size()
+        a: i64 = norm.to_norm(start)
+        b: i64 = norm.to_norm(end)
+        prefix: str = self.norm.slice(0, 1) if a > 0 and norm.to_norm(0) > 0 else ""
+        suffix: str = ""
+        if isinstance(norm, TrivialNorm) and norm.suffix:
+            suffix = "\u2581"
+        elif isinstance(norm, TrivialNorm) and norm.prefix:
+            prefix = "\u2581" if norm.escape else " "
+        # First document token entirely after a, last one entirely before b.
+        ka: i64 = toks.at_b(a)
+        if ka < ntok and toks.start_b(ka) < a:
+            ka += 1
+        kb: i64 = toks.at_b(b)
+        step_l: i64 = 1
+        step_r: i64 = 1
+        while True:
+            e_idx: i64 = self._valid_boundary_up(ka + step_l)
+            f_idx: i64 = self._valid_boundary_down(kb - step_r)
+            if e_idx >= f_idx:
+                return self._encode_full(self.rope.slice(start, end))
+            e_pos: i64 = toks.start_b(e_idx)
+            f_pos: i64 = toks.start_b(f_idx)
+            left_text = prefix + norm.slice(a, e_pos)
+            right_text = norm.slice(f_pos, b) + suffix
+            left_ids = self._encode_window(left_text)
+            left_lens = model.lengths(left_ids, left_text, True)
+            right_ids = self._encode_window(right_text)
+            right_lens = model.lengths(right_ids, right_text, True)
+            ok_l = self._right_edge_matches(left_ids, left_lens, e_idx) and self._segments_ok(
+                left_text, 0, len(left_text), e_pos - a + len(prefix), e_pos, True
+            )
+            ok_r = self._left_edge_matches(right_ids, right_lens, f_idx) and self._user_edge_ok(
+                f_pos
+            )
+            if ok_l and ok_r:
+                out: list[int] = list(left_ids)
+                if need_ids:
+                    out.extend(toks.slice_a(e_idx, f_idx))
+                else:
+                    out.extend([-1] * int(f_idx - e_idx))
+                out.extend(right_ids)
+                return out
+            if not ok_l:
+                step_l *= 2
+            if not ok_r:
+                step_r *= 2
+
+    # -- the engine ----------------------------------------------------------------------------
+
+    def _encode_full(self, text: str) -> list[int]:
+        self.encode_calls += 1
+        self.encoded_chars += len(text)
+        ids: list[int] = self.model.encode_full(text)
+        return ids
+
+    def _encode_window(self, text: str) -> list[int]:
+        self.encode_calls += 1
+        self.encoded_chars += len(text)
+        ids: list[int] = self.model.encode_window(text)
+        return ids
+
+    def _encode_all_full(self, text: str) -> None:
+        ids = self._encode_full(text)
+        lens = self.model.lengths(ids, text, False)
+        self.toks.load(_to_vec(ids), lens)
+        if self.toks.total_b != self.norm.length():
+            raise AssertionError(
+                f"tokens cover {self.toks.total_b} normalized characters but the normalized text "
+                f"has {self.norm.length()}: the normalizer disagrees with SentencePiece"
+            )
+
+    def _valid_boundary_down(self, k: i64) -> i64:
+        """k moved down until no byte-fallback character is split (token k has a character)."""
+        if k <= 0:
+            return 0
+        ntok: i64 = self.toks.size()
+        if k >= ntok:
+            return ntok
+        while k > 0 and self.toks.get_b(k) == 0:
+            k -= 1
+        return k
+
+    def _valid_boundary_up(self, k: i64) -> i64:
+        ntok: i64 = self.toks.size()
+        if k >= ntok:
+            return ntok
+        if k < 0:
+            k = 0
+        while k < ntok and self.toks.get_b(k) == 0:
+            k += 1
+        return k
+
+    def _retokenize(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
+        toks = self.toks
+        ntok: i64 = toks.size()
+        delta: i64 = ne_new - ne_old
+        model = self.model
+        if not model.incremental or ntok == 0:
+            text = self.norm.slice(0, self.norm.length())
+            ids = self._encode_window(text)
+            toks.load(_to_vec(ids), model.lengths(ids, text, True))
+            return
+        # Tokens [0, kl) end at or before ns; tokens [kr, ntok) start at or after ne_old.
+        kl: i64 = toks.at_b(ns)
+        t: i64 = toks.at_b(ne_old)
+        kr: i64 = t
+        if t < ntok and toks.start_b(t) < ne_old:
+            kr = t + 1
+        kr = self._valid_boundary_up(kr)
+        if kr < kl:
+            kr = kl
+        step_l: i64 = 1
+        step_r: i64 = 1
+        while True:
+            wl: i64 = self._valid_boundary_down(kl - step_l)
+            wr: i64 = self._valid_boundary_up(kr + step_r)
+            a: i64 = toks.start_b(wl)
+            b: i64 = toks.start_b(wr) + delta
+            text = self.norm.slice(a, b)
+            ids = self._encode_window(text)
+            lens = model.lengths(ids, text, True)
+            ok_l: bool = wl == 0 or (
+                self._left_edge_matches(ids, lens, wl) and self._user_edge_ok(a, ns)
+            )
+            ok_r: bool = wr >= ntok or (
+                self._right_edge_matches(ids, lens, wr)
+                and self._segments_ok(text, 0, len(text), b - a, b, False, lens)
+            )
+            if ok_l and ok_r:
+                toks.replace(wl, wr, _to_vec(ids), lens)
+                return
+            if not ok_l:
+                step_l *= 2
+            if not ok_r:
+                step_r *= 2
+
+    def _left_edge_matches(self, ids: list[int], lens: vec[i32], k: i64) -> bool:
+        """The window's first character's tokens equal the old ones starting at token k."""
+        n: i64 = len(ids)
+        if n == 0:
+            return False
+        g: i64 = 1
+        if self.model.flags[ids[0]] & FLAG_BYTE:
+            while g < n and lens[g] == 0:
+                g += 1
+        toks = self.toks
+        if k + g > toks.size():
+            return False
+        i: i64 = 0
+        while i < g:
+            if toks.get_a(k + i) != ids[i] or toks.get_b(k + i) != i64(lens[i]):
+                return False
+            i += 1
+        return True
+
+    def _right_edge_matches(self, ids: list[int], lens: vec[i32], k: i64) -> bool:
+        """The window's last character's tokens equal the old ones ending before token k."""
+        n: i64 = len(ids)
+        if n == 0:
+            return False
+        g: i64 = 1
+        while g < n and lens[n - g] == 0:
+            g += 1
+        if k - g < 0:
+            return False
+        toks = self.toks
+        i: i64 = 0
+        while i < g:
+            if toks.get_a(k - g + i) != ids[n - g + i] or toks.get_b(k - g + i) != i64(
+                lens[n - g + i]
+            ):
+                return False
+            i += 1
+        return True
+
+    def _user_edge_ok(self, a: i64, ns: i64 = -1) -> bool:
+        """True if normalized offset a (an old token boundary before any change) is also a symbol
+        boundary of the new text, as USER_DEFINED matching cuts it."""
+        um = self.model.bpe_matcher
+        if um is None:
+            return True
+        longest: i64 = um.longest
+        if ns >= 0 and a + longest - 1 <= ns:
+            return True
+        # A token boundary far enough before a that no match from before it can reach a.
+        base_pos: i64 = a - longest
+        start: i64 = 0
+        if base_pos > 0:
+            start = self.toks.start_b(self.toks.at_b(base_pos))
+        text = self.norm.slice(start, a + longest)
+        return um.lands_on(text, 0, a - start)
+
+    def _segments_ok(
+        self,
+        text: str,
+        first: i64,
+        last: i64,
+        end_in_text: i64,
+        end_norm: i64,
+        is_left_part: bool,
+        lens: vec[i32] | None = None,
+    ) -> bool:
+        """True if the window text's end (normalized offset end_norm) is a symbol boundary of the
+        whole text: re-runs USER_DEFINED matching from a token boundary well before it, reading
+        the text that follows the window."""
+        um = self.model.bpe_matcher
+        if um is None:
+            return True
+        longest: i64 = um.longest
+        # Last boundary of the window's own tokens at least `longest` before its end.
+        p: i64 = 0
+        if lens is not None:
+            acc: i64 = 0
+            i: i64 = 0
+            n: i64 = len(lens)
+            while i < n:
+                nxt: i64 = acc + i64(lens[i])
+                if nxt > end_in_text - longest:
+                    break
+                acc = nxt
+                i += 1
+            p = acc
+        after = self.norm.slice(end_norm, end_norm + longest)
+        probe = text[p:end_in_text] + after
+        return um.lands_on(probe, 0, end_in_text - p)
+
+
+def _to_vec(ids: list[int]) -> vec[i32]:
+    out = vec[i32](capacity=len(ids))
+    for x in ids:
+        out = append(out, i32(x))
+    return out

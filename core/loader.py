@@ -1,0 +1,263 @@
+"""Loading a SentencePiece model file into a Model, with clear errors for bad files."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import sentencepiece as spm
+from librt.vecs import append, vec
+from mypy_extensions import i32
+
+from tokenline.core.charsmap import Charsmap, CharsmapError
+from tokenline.core.model import (
+    FLAG_BYTE,
+    FLAG_CONTINUATION,
+    FLAG_SPECIAL,
+    FLAG_UNKNOWN,
+    FLAG_WHITESPACE,
+    Model,
+)
+from tokenline.core.usermatch import UserMatcher
+
+log = logging.getLogger("tokenline.core")
+
+BUNDLED_DEFAULT = "mistral-7b-v0.1"
+
+# ModelProto.SentencePiece.Type
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, BYTE, UNUSED = 1, 2, 3, 4, 6, 5
+MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
+
+
+class ModelError(ValueError):
+    """A model file that cannot be used: the message names the path and the reason."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot load tokenizer model {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def bundled_models() -> dict[str, Path]:
+    """Names and paths of the models shipped inside the package."""
+    root = resources.files("tokenline.core.models")
+    out: dict[str, Path] = {}
+    for entry in root.iterdir():
+        if entry.name.endswith(".model"):
+            out[entry.name[: -len(".model")]] = Path(str(entry))
+    return out
+
+
+def bundled_model_path(name: str = BUNDLED_DEFAULT) -> Path:
+    models = bundled_models()
+    if name not in models:
+        raise ModelError(name, f"no bundled model of that name (bundled: {', '.join(models)})")
+    return models[name]
+
+
+def load_model(path: str | os.PathLike[str] | None = None) -> Model:
+    """Loads a SentencePiece .model file (the bundled Mistral tokenizer when path is None)."""
+    if path is None:
+        path = bundled_model_path()
+    p = os.fspath(path)
+    try:
+        data = Path(p).read_bytes()
+    except FileNotFoundError:
+        raise ModelError(p, "no such file") from None
+    except IsADirectoryError:
+        raise ModelError(p, "it is a directory, not a .model file") from None
+    except OSError as exc:
+        raise ModelError(p, f"unreadable ({exc.strerror or exc})") from None
+    return load_model_bytes(data, p)
+
+
+def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    if not data:
+        raise ModelError(path, "the file is empty")
+    proto = pb.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except Exception:
+        raise ModelError(path, "not a SentencePiece model (the protobuf does not parse)") from None
+    if len(proto.pieces) == 0:
+        raise ModelError(path, "not a SentencePiece model (it has no pieces)")
+    full = spm.SentencePieceProcessor()
+    try:
+        full.LoadFromSerializedProto(data)
+    except Exception as exc:
+        raise ModelError(path, f"SentencePiece rejects it: {_short(exc)}") from None
+
+    model = Model()
+    model.path = path
+    model.name = _display_name(path)
+    model.model_type = MODEL_TYPES.get(proto.trainer_spec.model_type, "unknown")
+    model.vocab_size = len(proto.pieces)
+    model.unk_id = full.unk_id()
+    ts = proto.trainer_spec
+    ns = proto.normalizer_spec
+    model.byte_fallback = ts.byte_fallback
+    model.add_dummy_prefix = ns.add_dummy_prefix
+    model.dummy_as_suffix = ts.treat_whitespace_as_suffix
+    model.escape_whitespaces = ns.escape_whitespaces
+    model.remove_extra_whitespaces = ns.remove_extra_whitespaces
+    if ns.precompiled_charsmap:
+        try:
+            model.charsmap = Charsmap(bytes(ns.precompiled_charsmap))
+        except CharsmapError as exc:
+            raise ModelError(path, str(exc)) from None
+    model.trivial_normalizer = model.charsmap is None and not model.remove_extra_whitespaces
+
+    pieces: list[str] = []
+    piece_len = vec[i32](capacity=len(proto.pieces))
+    flags = vec[i32](capacity=len(proto.pieces))
+    user_pieces: list[str] = []
+    for piece in proto.pieces:
+        text = piece.piece
+        pieces.append(text)
+        kind = piece.type
+        f = 0
+        ln = len(text)
+        if kind == BYTE:
+            f |= FLAG_BYTE
+            byte = _byte_value(text)
+            ln = 0 if 0x80 <= byte < 0xC0 else 1
+            if ln == 0:
+                f |= FLAG_CONTINUATION
+        elif kind == UNKNOWN:
+            f |= FLAG_UNKNOWN
+            ln = -1
+        elif kind == CONTROL:
+            f |= FLAG_SPECIAL
+            ln = 0
+        elif kind == USER_DEFINED:
+            f |= FLAG_SPECIAL
+            user_pieces.append(text)
+        if kind != BYTE and text and all(c.isspace() or c == "\u2581" for c in text):
+            f |= FLAG_WHITESPACE
+        piece_len = append(piece_len, i32(ln))
+        flags = append(flags, i32(f))
+    model.pieces = pieces
+    model.piece_len = piece_len
+    model.flags = flags
+    multi = [p for p in user_pieces if len(p) > 1]
+    if user_pieces:
+        # The normalizer protects user pieces (any length) from its rules.
+        model.norm_matcher = UserMatcher(user_pieces)
+    if multi:
+        model.bpe_matcher = UserMatcher(user_pieces)
+
+    window_proto = pb.ModelProto()
+    window_proto.CopyFrom(proto)
+    wn = window_proto.normalizer_spec
+    wn.name = "identity"
+    wn.precompiled_charsmap = b""
+    wn.add_dummy_prefix = False
+    wn.remove_extra_whitespaces = False
+    wn.escape_whitespaces = False
+    wn.normalization_rule_tsv = ""
+    window_proto.trainer_spec.treat_whitespace_as_suffix = False
+    window = spm.SentencePieceProcessor()
+    try:
+        window.LoadFromSerializedProto(window_proto.SerializeToString())
+    except Exception as exc:
+        raise ModelError(path, f"SentencePiece rejects its window encoder: {_short(exc)}") from None
+    model.encode_full = _ids_encoder(full)
+    model.encode_window = _ids_encoder(window)
+    model.pieces_full = _pieces_encoder(full)
+    model.pieces_window = _pieces_encoder(window)
+
+    model.incremental, model.mode_note = _incremental_mode(proto, model)
+    if not model.incremental:
+        log.info("%s: %s; each edit re-encodes the whole text", model.name, model.mode_note)
+    return model
+
+
+def _incremental_mode(proto: Any, model: Model) -> tuple[bool, str]:
+    """Whether the window algorithm is exact for this model, and why not when it is not."""
+    if model.model_type != "bpe":
+        return False, f"{model.model_type} model (only BPE is re-tokenized incrementally)"
+    normal: dict[str, int] = {}
+    reserved: set[str] = set()
+    unused: list[str] = []
+    for piece in proto.pieces:
+        if piece.type in (NORMAL, USER_DEFINED, UNUSED):
+            normal[piece.piece] = piece.type
+            if piece.type == UNUSED:
+                unused.append(piece.piece)
+        else:
+            reserved.add(piece.piece)
+    clash = [p for p in normal if p in reserved]
+    if clash:
+        return False, f"piece {clash[0]!r} is both a normal and a reserved piece"
+    # SentencePiece splits a merged UNUSED piece with the pair last pushed for it anywhere in the
+    # text: local only when each UNUSED piece can be formed in one way.
+    for u in unused:
+        splits = 0
+        for cut in range(1, len(u)):
+            left, right = u[:cut], u[cut:]
+            if _formable(left, normal) and _formable(right, normal):
+                splits += 1
+        if splits > 1:
+            return False, (
+                f"UNUSED piece {u!r} can be formed in {splits} ways, so its split depends on the "
+                "whole text"
+            )
+    return True, "incremental"
+
+
+def _formable(s: str, normal: dict[str, int]) -> bool:
+    if len(s) == 1:
+        return True
+    kind = normal.get(s)
+    return kind is not None and kind != USER_DEFINED
+
+
+def _byte_value(piece: str) -> int:
+    try:
+        return int(piece[3:5], 16)
+    except ValueError:
+        return 0
+
+
+def _display_name(path: str) -> str:
+    name = os.path.basename(path)
+    return name[: -len(".model")] if name.endswith(".model") else name
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[-1] if text else type(exc).__name__
+
+
+def _ids_encoder(sp: spm.SentencePieceProcessor) -> Callable[[str], list[int]]:
+    """The fastest exact ids encoder this sentencepiece build offers."""
+    public: Callable[[str], list[int]] = sp.EncodeAsIds
+    raw = getattr(getattr(sp, "_processor", None), "_EncodeAsIds", None)
+    if raw is None:
+        return public
+
+    def fast(text: str) -> list[int]:
+        ids: list[int] = raw(text, False, 0, 0.0, False, False, False)
+        return ids
+
+    try:
+        probe = "Tokenline ▁ probe  123 \n"
+        if fast(probe) == public(probe):
+            return fast
+    except Exception:
+        pass
+    return public
+
+
+def _pieces_encoder(sp: spm.SentencePieceProcessor) -> Callable[[str], list[str]]:
+    def pieces(text: str) -> list[str]:
+        out: list[str] = sp.encode(text, out_type=str, emit_unk_piece=False)
+        return out
+
+    return pieces

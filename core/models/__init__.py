@@ -1,0 +1,1 @@
+"""Tokenizer models shipped inside the package (data only)."""

@@ -1,0 +1,359 @@
+"""The document's normalized text, kept in step with its original text.
+
+SentencePiece tokenizes the *normalized* text: normalization rules applied, spaces escaped as "▁",
+a dummy "▁" in front, extra white space removed. An edit of the original text becomes an edit of
+the normalized text, which is what the BPE engine re-tokenizes. Two implementations:
+
+- TrivialNorm, for models whose normalizer maps every character to itself (Mistral, Llama):
+  nothing is stored, the normalized text is derived on demand.
+- GeneralNorm, for rule-based normalizers and remove_extra_whitespaces: the normalization units
+  (what each rule match consumed and produced, and the white-space state at its start) are stored,
+  and an edit re-normalizes from a few characters before it until the units fall back in step.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64
+
+from tokenline.core.charsmap import Charsmap
+from tokenline.core.model import Model
+from tokenline.core.pairs import PairStore
+from tokenline.core.rope import TextRope
+from tokenline.core.usermatch import UserMatcher
+
+SPACE_SYMBOL: Final = "\u2581"
+
+# Unit state bits, stored in the low bits of column a (original length << 2 | state).
+PREV_SPACE: Final = 1
+STARTED: Final = 2
+
+
+class Normalization:
+    """Original text <-> normalized text."""
+
+    orig: TextRope
+
+    def __init__(self, orig: TextRope) -> None:
+        self.orig = orig
+
+    def length(self) -> i64:
+        raise NotImplementedError
+
+    def slice(self, start: i64, end: i64) -> str:
+        raise NotImplementedError
+
+    def to_orig(self, pos: i64) -> i64:
+        """Original offset of normalized offset pos (SentencePiece's norm_to_orig)."""
+        raise NotImplementedError
+
+    def to_norm(self, off: i64) -> i64:
+        """Normalized offset where the characters from original offset off on begin."""
+        raise NotImplementedError
+
+    def apply(self, start: i64, end: i64, text: str) -> tuple[i64, i64, i64]:
+        """Edits the original text; returns the normalized edit (start, old end, new end)."""
+        raise NotImplementedError
+
+
+class TrivialNorm(Normalization):
+    prefix: i64
+    suffix: i64
+    escape: bool
+
+    def __init__(self, orig: TextRope, model: Model) -> None:
+        super().__init__(orig)
+        dummy: bool = model.add_dummy_prefix
+        self.prefix = 1 if dummy and not model.dummy_as_suffix else 0
+        self.suffix = 1 if dummy and model.dummy_as_suffix else 0
+        self.escape = model.escape_whitespaces
+
+    def length(self) -> i64:
+        n: i64 = self.orig.length()
+        if n == 0:
+            return 0
+        return n + self.prefix + self.suffix
+
+    def _esc(self, s: str) -> str:
+        if self.escape:
+            return s.replace(" ", SPACE_SYMBOL)
+        return s
+
+    def slice(self, start: i64, end: i64) -> str:
+        n: i64 = self.orig.length()
+        if n == 0 or start >= end:
+            return ""
+        body = self._esc(self.orig.slice(start - self.prefix, end - self.prefix))
+        if self.prefix and start == 0:
+            body = SPACE_SYMBOL + body
+        if self.suffix and end > n:
+            body = body + SPACE_SYMBOL
+        return body
+
+    def to_orig(self, pos: i64) -> i64:
+        off: i64 = pos - self.prefix
+        n: i64 = self.orig.length()
+        if off < 0:
+            return 0
+        return off if off < n else n
+
+    def to_norm(self, off: i64) -> i64:
+        if self.orig.length() == 0:
+            return 0
+        return off + self.prefix
+
+    def apply(self, start: i64, end: i64, text: str) -> tuple[i64, i64, i64]:
+        old_norm: i64 = self.length()
+        self.orig.replace(start, end, text)
+        new_norm: i64 = self.length()
+        if (self.prefix or self.suffix) and (old_norm == 0 or new_norm == 0):
+            # The dummy "▁" comes and goes with the first and last character.
+            return 0, old_norm, new_norm
+        return start + self.prefix, end + self.prefix, start + self.prefix + len(text)
+
+
+class GeneralNorm(Normalization):
+    units: PairStore  # (original length << 2 | state at entry, normalized length)
+    norm: TextRope
+    charsmap: Charsmap | None
+    matcher: UserMatcher | None
+    lookahead: i64
+    prefix: bool
+    suffix: bool
+    escape: bool
+    remove_ws: bool
+    # Original offset the end of the normalized text maps to (after trailing white space).
+    tail_orig: i64
+    # Units at the end whose output the trailing-space removal shortened.
+    tail_units: i64
+    has_suffix: bool
+
+    def __init__(self, orig: TextRope, model: Model) -> None:
+        super().__init__(orig)
+        self.charsmap = model.charsmap
+        self.matcher = model.norm_matcher
+        look: i64 = 1
+        cm = self.charsmap
+        if cm is not None:
+            look = cm.longest
+        um = self.matcher
+        if um is not None and um.longest > look:
+            look = um.longest
+        self.lookahead = look
+        self.prefix = model.add_dummy_prefix and not model.dummy_as_suffix
+        self.suffix = model.add_dummy_prefix and model.dummy_as_suffix
+        self.escape = model.escape_whitespaces
+        self.remove_ws = model.remove_extra_whitespaces
+        self.units = PairStore(2)
+        self.norm = TextRope("")
+        self.tail_orig = 0
+        self.tail_units = 0
+        self.has_suffix = False
+        self._renormalize(0, 0, orig.length(), 0)
+
+    def length(self) -> i64:
+        return self.norm.length()
+
+    def slice(self, start: i64, end: i64) -> str:
+        return self.norm.slice(start, end)
+
+    def to_orig(self, pos: i64) -> i64:
+        body: i64 = self.units.total_b
+        if pos >= body:
+            return self.tail_orig
+        if pos <= 0 and body == 0:
+            return self.tail_orig
+        u: i64 = self.units.at_b(pos)
+        return self.units.start_a(u)
+
+    def to_norm(self, off: i64) -> i64:
+        u: i64 = self.units.at_a(off)
+        return self.units.start_b(u)
+
+    def apply(self, start: i64, end: i64, text: str) -> tuple[i64, i64, i64]:
+        units = self.units
+        self.orig.replace(start, end, text)
+        delta: i64 = len(text) - (end - start)
+        # Restart where no earlier rule can see the edit, and before any unit the trailing-space
+        # removal shortened when the edit is near the end.
+        back: i64 = self.lookahead
+        while True:
+            u0: i64 = units.at_a(start - back)
+            if u0 >= units.size():
+                u0 = units.size() - 1 if units.size() > 0 else 0
+            if self.tail_units > 0:
+                first_tail: i64 = units.size() - self.tail_units
+                if first_tail < u0 and end + self.lookahead >= units.start_a(first_tail):
+                    u0 = first_tail
+            got = self._renormalize(u0, end, start + len(text), delta)
+            if got[0] >= 0:
+                return got
+            # The trailing white space reached before u0: start further back.
+            back = back * 4 + 64
+
+    # -- the normalizer proper -----------------------------------------------------------------
+
+    def _unit(self, text: str, pos: i64, limit: i64) -> tuple[i64, str]:
+        """One normalization unit at text[pos:]: (characters consumed, raw output)."""
+        um = self.matcher
+        if um is not None:
+            m: i64 = um.match(text, pos)
+            if m > 0:
+                return m, text[pos : pos + m]
+        cm = self.charsmap
+        if cm is not None:
+            n, value = cm.match(text, pos, limit)
+            if n > 0:
+                return n, cm.replacement(value)
+        return 1, text[pos]
+
+    def _renormalize(self, u0: i64, old_end: i64, new_end: i64, delta: i64) -> tuple[i64, i64, i64]:
+        """Re-runs the normalizer from unit u0 over the (already edited) original text.
+
+        old_end: end of the edited span in old original offsets; new_end: in new offsets.
+        Stops at the first unit boundary past the edit where the old units resume with the same
+        state, else runs to the end of the text. Returns the normalized edit, or (-1, -1, -1)
+        without changing anything when trailing white space removal reaches before u0.
+        """
+        units = self.units
+        total_units: i64 = units.size()
+        o0: i64 = units.start_a(u0)
+        n0: i64 = units.start_b(u0)
+        state: i64 = PREV_SPACE if self.remove_ws else 0
+        if u0 < total_units:
+            state = units.get_a(u0) & 3
+        # Old units after the edit, to find where the new run falls back in step.
+        k_old: i64 = u0
+        old_pos: i64 = o0
+        sync_limit: i64 = total_units - self.tail_units
+        orig_len: i64 = self.orig.length()
+        block_start: i64 = o0
+        block: str = ""
+        block_end: i64 = o0
+        new_a = vec[i32]()
+        new_b = vec[i32]()
+        out_parts: list[str] = []
+        pos: i64 = o0
+        k_sync: i64 = -1
+        lookahead: i64 = self.lookahead
+        while pos < orig_len:
+            if pos >= new_end:
+                target_old: i64 = pos - delta
+                while k_old < total_units and old_pos < target_old:
+                    old_pos += units.get_a(k_old) >> 2
+                    k_old += 1
+                if (
+                    k_old < sync_limit
+                    and old_pos == target_old
+                    and old_pos >= old_end
+                    and (units.get_a(k_old) & 3) == state
+                ):
+                    k_sync = k_old
+                    break
+            if pos + lookahead + 1 > block_end and block_end < orig_len:
+                grow: i64 = max(256, (block_end - block_start) * 2)
+                block_start = pos
+                block_end = min(orig_len, pos + grow + lookahead)
+                block = self.orig.slice(block_start, block_end)
+            used, raw = self._unit(block, pos - block_start, block_end - block_start)
+            entry: i64 = state
+            nout: i64 = 0
+            if not (state & STARTED):
+                if self.remove_ws and raw == " ":
+                    # Leading white space of the text: dropped.
+                    new_a = append(new_a, i32((used << 2) | entry))
+                    new_b = append(new_b, i32(0))
+                    pos += used
+                    continue
+                state |= STARTED
+                if self.prefix:
+                    out_parts.append(SPACE_SYMBOL if self.escape else " ")
+                    nout += 1
+            sp: str = raw
+            if state & PREV_SPACE:
+                sp = sp.lstrip(" ")
+            nout += self._emit(sp, out_parts)
+            state = self._next_state(sp, state)
+            new_a = append(new_a, i32((used << 2) | entry))
+            new_b = append(new_b, i32(nout))
+            pos += used
+        out = "".join(out_parts)
+        n_old_end: i64
+        if k_sync >= 0:
+            n_old_end = units.start_b(k_sync)
+            self.tail_orig += delta
+        else:
+            k_sync = total_units
+            n_old_end = self.norm.length()
+            # Ran to the end: trailing white space, then the suffix dummy.
+            keep, tail_units = self._strip_tail(out, new_b, n0)
+            if keep < 0:
+                return -1, -1, -1
+            out = out[:keep]
+            self.tail_units = tail_units
+            if tail_units > 0:
+                # SentencePiece maps the end to the first stripped unit's start.
+                self.tail_orig = o0 + _sum_shifted(new_a, len(new_a) - tail_units)
+            else:
+                self.tail_orig = orig_len
+            self.has_suffix = self.suffix and (state & STARTED) != 0
+            if self.has_suffix:
+                out = out + (SPACE_SYMBOL if self.escape else " ")
+        units.replace(u0, k_sync, new_a, new_b)
+        self.norm.replace(n0, n_old_end, out)
+        return n0, n_old_end, n0 + len(out)
+
+    def _emit(self, sp: str, out_parts: list[str]) -> i64:
+        if not sp:
+            return 0
+        if self.escape:
+            out_parts.append(sp.replace(" ", SPACE_SYMBOL))
+        else:
+            out_parts.append(sp)
+        return len(sp)
+
+    def _next_state(self, sp: str, state: i64) -> i64:
+        if not self.remove_ws:
+            return state & STARTED
+        if not sp:
+            return state
+        if sp.endswith(" "):
+            return state | PREV_SPACE
+        return state & STARTED
+
+    def _strip_tail(self, out: str, b: vec[i32], n0: i64) -> tuple[i64, i64]:
+        """Trailing space symbols to drop (remove_extra_whitespaces): shortens the units' outputs
+        in b and returns (characters kept, units touched), or (-1, 0) when the spaces reach
+        before these units."""
+        if not self.remove_ws:
+            return len(out), 0
+        sym: str = SPACE_SYMBOL if self.escape else " "
+        keep: i64 = len(out)
+        while keep > 0 and out[keep - 1] == sym:
+            keep -= 1
+        strip: i64 = len(out) - keep
+        if strip == 0:
+            return keep, 0
+        if keep == 0 and n0 > 0 and self.norm.slice(n0 - 1, n0) == sym:
+            return -1, 0
+        k: i64 = len(b) - 1
+        touched: i64 = 0
+        while strip > 0 and k >= 0:
+            w: i64 = i64(b[k])
+            cut: i64 = w if w < strip else strip
+            b[k] = i32(w - cut)
+            strip -= cut
+            touched = len(b) - k
+            k -= 1
+        return keep, touched
+
+
+def _sum_shifted(a: vec[i32], count: i64) -> i64:
+    s: i64 = 0
+    i: i64 = 0
+    while i < count:
+        s += i64(a[i]) >> 2
+        i += 1
+    return s

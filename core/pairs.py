@@ -1,0 +1,279 @@
+"""Sequences of (a, b) integer pairs in compact chunks, with prefix sums.
+
+A document keeps its tokens as (id, normalized length) pairs and, for normalizers that are not
+one-to-one, its normalization units as (original length << 2 | state, normalized length) pairs.
+Pairs live in chunks of a few hundred (two `vec[i32]` per chunk); Fenwick trees over the chunk
+totals answer "which pair holds offset x" and "where does pair k start" in O(log n + chunk), and
+replacing a run of pairs touches only the chunks it spans.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from librt.vecs import extend, vec
+from mypy_extensions import i32, i64
+
+from tokenline.core.fenwick import Fenwick
+
+TARGET: Final = 256
+MAXIMUM: Final = 512
+MINIMUM: Final = 64
+
+
+class PairStore:
+    col_a: list[vec[i32]]
+    col_b: list[vec[i32]]
+    chunk_count: list[i64]
+    chunk_b: list[i64]
+    chunk_a: list[i64]
+    counts: Fenwick
+    sums_b: Fenwick
+    sums_a: Fenwick
+    # When >= 0, column a is summed too, after shifting each value right by this many bits.
+    a_shift: i64
+    n: i64
+    total_b: i64
+    total_a: i64
+
+    def __init__(self, a_shift: i64 = -1) -> None:
+        self.a_shift = a_shift
+        self.col_a = []
+        self.col_b = []
+        self.chunk_count = []
+        self.chunk_b = []
+        self.chunk_a = []
+        self.counts = Fenwick([])
+        self.sums_b = Fenwick([])
+        self.sums_a = Fenwick([])
+        self.n = 0
+        self.total_b = 0
+        self.total_a = 0
+
+    def load(self, a: vec[i32], b: vec[i32]) -> None:
+        """Replaces the whole sequence."""
+        self.col_a = []
+        self.col_b = []
+        self.chunk_count = []
+        self.chunk_b = []
+        self.chunk_a = []
+        n: i64 = len(a)
+        start: i64 = 0
+        while start < n:
+            stop: i64 = min(n, start + TARGET)
+            self._append_chunk(a[start:stop], b[start:stop])
+            start = stop
+        self._reindex()
+
+    def _append_chunk(self, a: vec[i32], b: vec[i32]) -> None:
+        self.col_a.append(a)
+        self.col_b.append(b)
+        self.chunk_count.append(len(a))
+        self.chunk_b.append(_sum(b, 0))
+        self.chunk_a.append(_sum(a, self.a_shift) if self.a_shift >= 0 else 0)
+
+    def _reindex(self) -> None:
+        self.counts.rebuild(self.chunk_count)
+        self.sums_b.rebuild(self.chunk_b)
+        self.n = self.counts.total()
+        self.total_b = self.sums_b.total()
+        if self.a_shift >= 0:
+            self.sums_a.rebuild(self.chunk_a)
+            self.total_a = self.sums_a.total()
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def size(self) -> i64:
+        return self.n
+
+    def _locate(self, k: i64) -> tuple[i64, i64]:
+        """Chunk and position in it of pair k (k == size() gives the end of the last chunk)."""
+        nchunks: i64 = len(self.col_a)
+        if nchunks == 0:
+            return 0, 0
+        if k >= self.n:
+            return nchunks - 1, self.chunk_count[nchunks - 1]
+        c: i64 = self.counts.search(k)
+        return c, k - self.counts.prefix(c)
+
+    def get_a(self, k: i64) -> i64:
+        c, i = self._locate(k)
+        return i64(self.col_a[c][i])
+
+    def get_b(self, k: i64) -> i64:
+        c, i = self._locate(k)
+        return i64(self.col_b[c][i])
+
+    def start_b(self, k: i64) -> i64:
+        """Sum of column b over pairs [0, k)."""
+        if k >= self.n:
+            return self.total_b
+        c, i = self._locate(k)
+        return self.sums_b.prefix(c) + _sum(self.col_b[c][:i], 0)
+
+    def start_a(self, k: i64) -> i64:
+        """Sum of column a (shifted) over pairs [0, k)."""
+        if k >= self.n:
+            return self.total_a
+        c, i = self._locate(k)
+        return self.sums_a.prefix(c) + _sum(self.col_a[c][:i], self.a_shift)
+
+    def at_b(self, off: i64) -> i64:
+        """Index of the pair whose b-range holds off (pairs with b == 0 are never returned);
+        size() when off >= the total of b."""
+        if off >= self.total_b:
+            return self.n
+        if off < 0:
+            off = 0
+        c: i64 = self.sums_b.search(off)
+        base: i64 = self.sums_b.prefix(c)
+        col = self.col_b[c]
+        j: i64 = 0
+        while True:
+            w: i64 = i64(col[j])
+            if base + w > off:
+                break
+            base += w
+            j += 1
+        return self.counts.prefix(c) + j
+
+    def at_a(self, off: i64) -> i64:
+        """Like at_b, on column a (shifted)."""
+        if off >= self.total_a:
+            return self.n
+        if off < 0:
+            off = 0
+        c: i64 = self.sums_a.search(off)
+        base: i64 = self.sums_a.prefix(c)
+        col = self.col_a[c]
+        shift: i64 = self.a_shift
+        j: i64 = 0
+        while True:
+            w: i64 = i64(col[j]) >> shift
+            if base + w > off:
+                break
+            base += w
+            j += 1
+        return self.counts.prefix(c) + j
+
+    def slice_a(self, k0: i64, k1: i64) -> list[int]:
+        out: list[int] = []
+        self._slice_into(self.col_a, k0, k1, out)
+        return out
+
+    def slice_b(self, k0: i64, k1: i64) -> list[int]:
+        out: list[int] = []
+        self._slice_into(self.col_b, k0, k1, out)
+        return out
+
+    def _slice_into(self, cols: list[vec[i32]], k0: i64, k1: i64, out: list[int]) -> None:
+        if k1 > self.n:
+            k1 = self.n
+        if k0 >= k1:
+            return
+        c, i = self._locate(k0)
+        k: i64 = k0
+        while k < k1:
+            col = cols[c]
+            m: i64 = len(col)
+            while i < m and k < k1:
+                out.append(int(col[i]))
+                i += 1
+                k += 1
+            c += 1
+            i = 0
+
+    # -- edits ---------------------------------------------------------------------------------
+
+    def replace(self, k0: i64, k1: i64, new_a: vec[i32], new_b: vec[i32]) -> None:
+        """Replaces pairs [k0, k1) with the given ones."""
+        nchunks: i64 = len(self.col_a)
+        if nchunks == 0:
+            self.load(new_a, new_b)
+            return
+        c0, i0 = self._locate(k0)
+        c1, i1 = self._locate(k1)
+        a = extend(extend(self.col_a[c0][:i0], new_a), self.col_a[c1][i1:])
+        b = extend(extend(self.col_b[c0][:i0], new_b), self.col_b[c1][i1:])
+        m: i64 = len(a)
+        lo: i64 = c0
+        hi: i64 = c1 + 1
+        if m < MINIMUM and hi - lo < nchunks:
+            # Absorb a neighbour so that chunks never shrink to slivers.
+            if hi < nchunks:
+                a = extend(a, self.col_a[hi])
+                b = extend(b, self.col_b[hi])
+                hi += 1
+            else:
+                lo -= 1
+                a = extend(self.col_a[lo][:], a)
+                b = extend(self.col_b[lo][:], b)
+            m = len(a)
+        parts_a: list[vec[i32]] = []
+        parts_b: list[vec[i32]] = []
+        if m > 0:
+            parts: i64 = 1 if m <= MAXIMUM else (m + TARGET - 1) // TARGET
+            start: i64 = 0
+            p: i64 = 0
+            while p < parts:
+                stop: i64 = (m * (p + 1)) // parts
+                parts_a.append(a[start:stop])
+                parts_b.append(b[start:stop])
+                start = stop
+                p += 1
+        if len(parts_a) == hi - lo:
+            # Same number of chunks: point updates keep the edit O(log n).
+            j: i64 = 0
+            while j < len(parts_a):
+                self._set_chunk(lo + j, parts_a[j], parts_b[j])
+                j += 1
+            return
+        self.col_a[lo:hi] = parts_a
+        self.col_b[lo:hi] = parts_b
+        counts: list[i64] = []
+        sb: list[i64] = []
+        sa: list[i64] = []
+        j = 0
+        while j < len(parts_a):
+            counts.append(len(parts_a[j]))
+            sb.append(_sum(parts_b[j], 0))
+            sa.append(_sum(parts_a[j], self.a_shift) if self.a_shift >= 0 else 0)
+            j += 1
+        self.chunk_count[lo:hi] = counts
+        self.chunk_b[lo:hi] = sb
+        self.chunk_a[lo:hi] = sa
+        self._reindex()
+
+    def _set_chunk(self, c: i64, a: vec[i32], b: vec[i32]) -> None:
+        count: i64 = len(a)
+        sb: i64 = _sum(b, 0)
+        dc: i64 = count - self.chunk_count[c]
+        db: i64 = sb - self.chunk_b[c]
+        self.col_a[c] = a
+        self.col_b[c] = b
+        self.chunk_count[c] = count
+        self.chunk_b[c] = sb
+        self.counts.add(c, dc)
+        self.sums_b.add(c, db)
+        self.n += dc
+        self.total_b += db
+        if self.a_shift >= 0:
+            sa: i64 = _sum(a, self.a_shift)
+            self.sums_a.add(c, sa - self.chunk_a[c])
+            self.total_a += sa - self.chunk_a[c]
+            self.chunk_a[c] = sa
+
+
+def _sum(v: vec[i32], shift: i64) -> i64:
+    s: i64 = 0
+    n: i64 = len(v)
+    i: i64 = 0
+    if shift <= 0:
+        while i < n:
+            s += i64(v[i])
+            i += 1
+        return s
+    while i < n:
+        s += i64(v[i]) >> shift
+        i += 1
+    return s

@@ -1,0 +1,1 @@
+"""Tokenline's language server (pygls): adapts LSP to tokenline.core."""

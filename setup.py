@@ -1,0 +1,45 @@
+"""Builds tokenline.core with mypyc unless TOKENLINE_NO_MYPYC is set.
+
+mypyc names a module after its path, so the core's sources are staged under
+build/mypyc-src/tokenline/core/ where the path spells the real module name.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+
+HERE = Path(__file__).parent.resolve()
+# Modules compiled with mypyc; __init__ stays interpreted so COMPILED can look at them.
+COMPILED_MODULES = [
+    "fenwick",
+    "pairs",
+    "rope",
+    "charsmap",
+    "usermatch",
+    "normalizer",
+    "model",
+    "document",
+]
+
+
+def _mypyc_extensions() -> list[object]:
+    if os.environ.get("TOKENLINE_NO_MYPYC", "").lower() in ("1", "true", "yes"):
+        return []
+    from mypyc.build import mypycify
+
+    stage = HERE / "build" / "mypyc-src" / "tokenline"
+    if stage.exists():
+        shutil.rmtree(stage)
+    (stage / "core").mkdir(parents=True)
+    (stage / "__init__.py").write_text("")
+    for src in (HERE / "core").glob("*.py"):
+        shutil.copy2(src, stage / "core" / src.name)
+    paths = [str((stage / "core" / f"{name}.py").relative_to(HERE)) for name in COMPILED_MODULES]
+    return list(mypycify(paths, opt_level="3", debug_level="0"))
+
+
+setup(ext_modules=_mypyc_extensions())
