@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 from collections.abc import Callable
@@ -75,8 +76,13 @@ def load_model(path: str | os.PathLike[str] | None = None) -> Model:
     return load_model_bytes(data, p)
 
 
+def _model_pb2() -> Any:
+    # Generated protobuf code has no type information.
+    return importlib.import_module("sentencepiece.sentencepiece_model_pb2")
+
+
 def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
-    from sentencepiece import sentencepiece_model_pb2 as pb
+    pb = _model_pb2()
 
     if not data:
         raise ModelError(path, "the file is empty")
