@@ -121,10 +121,10 @@ class PairStore:
     def at_b(self, off: i64) -> i64:
         """Index of the pair whose b-range holds off (pairs with b == 0 are never returned);
         size() when off >= the total of b."""
-        if off >= self.total_b:
-            return self.n
         if off < 0:
             off = 0
+        if off >= self.total_b:
+            return self.n
         c: i64 = self.sums_b.search(off)
         base: i64 = self.sums_b.prefix(c)
         col = self.col_b[c]
@@ -139,10 +139,10 @@ class PairStore:
 
     def at_a(self, off: i64) -> i64:
         """Like at_b, on column a (shifted)."""
-        if off >= self.total_a:
-            return self.n
         if off < 0:
             off = 0
+        if off >= self.total_a:
+            return self.n
         c: i64 = self.sums_a.search(off)
         base: i64 = self.sums_a.prefix(c)
         col = self.col_a[c]
