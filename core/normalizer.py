@@ -333,11 +333,11 @@ class GeneralNorm(Normalization):
         keep: i64 = len(out)
         while keep > 0 and out[keep - 1] == sym:
             keep -= 1
+        if keep == 0 and n0 > 0 and self.norm.slice(n0 - 1, n0) == sym:
+            return -1, 0
         strip: i64 = len(out) - keep
         if strip == 0:
             return keep, 0
-        if keep == 0 and n0 > 0 and self.norm.slice(n0 - 1, n0) == sym:
-            return -1, 0
         k: i64 = len(b) - 1
         touched: i64 = 0
         while strip > 0 and k >= 0:
