@@ -1,0 +1,118 @@
+"""The `tokenline` settings section: defaults, validation, and where each value came from.
+
+Values arrive from `initializationOptions`, from `workspace/configuration` (globally and per
+workspace folder) and from `workspace/didChangeConfiguration`. Each source is a partial mapping;
+`Settings.overlay` applies one on top of another, ignoring absent and null keys. A value of the
+wrong type or out of range is dropped with a problem message instead of being half-applied.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+SECTION = "tokenline"
+
+DEFAULT_CONTEXT_WINDOW = 8192
+DEFAULT_WARN_AT = 0.9
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One effective set of settings (what a document is checked against)."""
+
+    model: str = ""
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    warn_at: float = DEFAULT_WARN_AT
+    section_counts: bool = True
+
+    def overlay(self, raw: object) -> tuple[Settings, list[str]]:
+        """These settings with the keys present in `raw` (a `tokenline` section) applied.
+
+        Returns the new settings and a list of problems, one per rejected value.
+        """
+        section = unwrap_section(raw)
+        if section is None:
+            return self, []
+        problems: list[str] = []
+        out = self
+        if "model" in section and section["model"] is not None:
+            v = section["model"]
+            if isinstance(v, str):
+                out = replace(out, model=v.strip())
+            else:
+                problems.append(f"tokenline.model must be a string, not {_show(v)}")
+        if "contextWindow" in section and section["contextWindow"] is not None:
+            cw = parse_context_window(section["contextWindow"])
+            if cw is None:
+                problems.append(
+                    "tokenline.contextWindow must be a positive whole number of tokens, not "
+                    f"{_show(section['contextWindow'])}"
+                )
+            else:
+                out = replace(out, context_window=cw)
+        if "warnAt" in section and section["warnAt"] is not None:
+            v = section["warnAt"]
+            if (
+                isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                and math.isfinite(v)
+                and 0 <= v <= 1
+            ):
+                out = replace(out, warn_at=float(v))
+            else:
+                problems.append(
+                    f"tokenline.warnAt must be a fraction between 0 and 1, not {_show(v)}"
+                )
+        if "sectionCounts" in section and section["sectionCounts"] is not None:
+            v = section["sectionCounts"]
+            if isinstance(v, bool):
+                out = replace(out, section_counts=v)
+            else:
+                problems.append(f"tokenline.sectionCounts must be true or false, not {_show(v)}")
+        return out, problems
+
+    def warn_threshold(self) -> int:
+        """The smallest token count that gets the Warning (at or above warnAt x window)."""
+        return max(0, math.ceil(self.warn_at * self.context_window - 1e-9))
+
+
+def unwrap_section(raw: object) -> Mapping[str, Any] | None:
+    """The `tokenline` section of `raw`: either the section itself or `{"tokenline": {...}}`."""
+    if not isinstance(raw, Mapping):
+        return None
+    inner = raw.get(SECTION)
+    if isinstance(inner, Mapping):
+        return inner
+    # Dotted keys, as some clients send them flat: {"tokenline.model": ...}.
+    dotted = {
+        k[len(SECTION) + 1 :]: v
+        for k, v in raw.items()
+        if isinstance(k, str) and k.startswith(SECTION + ".")
+    }
+    if dotted:
+        return dotted
+    return raw
+
+
+def parse_context_window(v: object) -> int | None:
+    """A positive integer from a number or a string such as "128000", "128,000" or "131_072"."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v if v > 0 else None
+    if isinstance(v, float):
+        return int(v) if v.is_integer() and v > 0 else None
+    if isinstance(v, str):
+        s = v.strip().replace(",", "").replace("_", "")
+        if s.isdigit():
+            n = int(s)
+            return n if n > 0 else None
+    return None
+
+
+def _show(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
