@@ -1,10 +1,10 @@
 """Tokenline's engine: the exact SentencePiece tokenization of a document, updated per edit.
 
-    from tokenline.core import load_model, Document, ModelError, COMPILED
-    model = load_model(path)          # ModelError (a ValueError) for a bad file
-    doc = Document(model, text)
-    doc.edit(start, end, new_text)    # code-point offsets into the current text
-    doc.ids(), len(doc), doc.text
+from tokenline.core import load_model, Document, ModelError, COMPILED
+model = load_model(path)          # ModelError (a ValueError) for a bad file
+doc = Document(model, text)
+doc.edit(start, end, new_text)    # code-point offsets into the current text
+doc.ids(), len(doc), doc.text
 """
 
 from __future__ import annotations

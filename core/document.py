@@ -24,7 +24,6 @@ from typing import Final
 
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
-
 from tokenline.core.model import FLAG_BYTE, Model
 from tokenline.core.normalizer import GeneralNorm, Normalization, TrivialNorm
 from tokenline.core.pairs import PairStore
@@ -142,7 +141,7 @@ class Document:
         return self.rope.line_count()
 
     def position(self, offset: i64, unit: i64 = UTF16) -> tuple[i64, i64]:
-        """(line, column) of offset; columns in code units of UTF-8 (8), UTF-16 (16), UTF-32 (32)."""
+        """(line, column) of offset; columns in code units of UTF-8 (8), UTF-16 (16) or UTF-32."""
         return self.rope.position(offset, unit)
 
     def offset(self, line: i64, column: i64, unit: i64 = UTF16) -> i64:

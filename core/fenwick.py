@@ -75,4 +75,3 @@ class Fenwick:
                 rem -= tree[nxt]
             step //= 2
         return pos
-

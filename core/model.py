@@ -9,7 +9,6 @@ from typing import Any, Final
 
 from librt.vecs import vec
 from mypy_extensions import i32, i64
-
 from tokenline.core.charsmap import Charsmap
 from tokenline.core.usermatch import UserMatcher
 
@@ -106,9 +105,7 @@ class Model:
             out = append(out, ln)
             i += 1
         if need_pieces:
-            pieces: list[str] = (
-                self.pieces_window(text) if window else self.pieces_full(text)
-            )
+            pieces: list[str] = self.pieces_window(text) if window else self.pieces_full(text)
             i = 0
             while i < n:
                 if out[i] < 0:

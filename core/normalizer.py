@@ -17,7 +17,6 @@ from typing import Final
 
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
-
 from tokenline.core.charsmap import Charsmap
 from tokenline.core.model import Model
 from tokenline.core.pairs import PairStore
@@ -244,11 +243,14 @@ class GeneralNorm(Normalization):
                 while k_old < total_units and old_pos < target_old:
                     old_pos += units.get_a(k_old) >> 2
                     k_old += 1
+                # Falling back in step also needs output after this point: otherwise the
+                # trailing-space removal could reach back into what was re-normalized.
                 if (
                     k_old < sync_limit
                     and old_pos == target_old
                     and old_pos >= old_end
                     and (units.get_a(k_old) & 3) == state
+                    and units.start_b(k_old) < units.total_b
                 ):
                     k_sync = k_old
                     break

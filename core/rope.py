@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Final
 
 from mypy_extensions import i64
-
 from tokenline.core.fenwick import Fenwick
 
 TARGET: Final = 2048
@@ -143,12 +142,14 @@ class TextRope:
         hi: i64 = c1 + 1
         # Never leave "\r" and "\n" of one line break in two chunks, nor a sliver of a chunk.
         if lo > 0 and (
-            len(combined) < MINIMUM or (combined.startswith("\n") and self.chunks[lo - 1].endswith("\r"))
+            len(combined) < MINIMUM
+            or (combined.startswith("\n") and self.chunks[lo - 1].endswith("\r"))
         ):
             lo -= 1
             combined = self.chunks[lo] + combined
         if hi < n and (
-            len(combined) < MINIMUM or (combined.endswith("\r") and self.chunks[hi].startswith("\n"))
+            len(combined) < MINIMUM
+            or (combined.endswith("\r") and self.chunks[hi].startswith("\n"))
         ):
             combined = combined + self.chunks[hi]
             hi += 1

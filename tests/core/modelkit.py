@@ -164,7 +164,8 @@ def hand_built(out_dir: Path) -> dict[str, Path]:
     runs += [("b" * k, -float(k) - 0.5, NORMAL) for k in range(2, 9)]
     out["hand-runs"] = build(out_dir / "hand-runs.model", runs)
     # UNUSED pieces formed in exactly one way: their split is local.
-    unused_one = chars(alphabet) + [
+    unused_one = [
+        *chars(alphabet),
         ("ab", -1.0, NORMAL),
         ("cd", -1.5, NORMAL),
         ("abcd", -0.5, UNUSED),  # only ab + cd
@@ -173,7 +174,8 @@ def hand_built(out_dir: Path) -> dict[str, Path]:
     ]
     out["hand-unused-local"] = build(out_dir / "hand-unused-local.model", unused_one)
     # An UNUSED piece with several splits: the last pair pushed anywhere in the text decides.
-    unused_many = chars(alphabet) + [
+    unused_many = [
+        *chars(alphabet),
         ("ab", -1.0, NORMAL),
         ("bc", -1.0, NORMAL),
         ("abc", -0.5, UNUSED),  # ab + c or a + bc
@@ -182,10 +184,11 @@ def hand_built(out_dir: Path) -> dict[str, Path]:
     ]
     out["hand-unused-global"] = build(out_dir / "hand-unused-global.model", unused_many)
     # Merges through characters that are not pieces themselves, without byte fallback.
-    no_chars = chars("abc\u2581") + [("\u00e9t", -1.0, NORMAL), ("x\u00e9", -0.5, NORMAL)]
+    no_chars = [*chars("abc▁"), ("ét", -1.0, NORMAL), ("xé", -0.5, NORMAL)]
     out["hand-unknown-merge"] = build(out_dir / "hand-unknown-merge.model", no_chars)
     # User-defined pieces that overlap, nest and reach across what a window would cut.
-    user = chars(alphabet + "[]REF_DOC1<>/tol") + [
+    user = [
+        *chars(alphabet + "[]REF_DOC1<>/tol"),
         ("[REF]", 0.0, USER_DEFINED),
         ("[REFERENCE_DOC_1]", 0.0, USER_DEFINED),
         ("<tool>", 0.0, USER_DEFINED),
@@ -198,7 +201,7 @@ def hand_built(out_dir: Path) -> dict[str, Path]:
     ]
     out["hand-user"] = build(out_dir / "hand-user.model", user, byte_fallback=True)
     # A control piece whose text is also typed by the user.
-    control = chars("<s>/ab\u2581") + [("<s", -1.0, NORMAL), ("ab", -1.0, NORMAL)]
+    control = [*chars("<s>/ab▁"), ("<s", -1.0, NORMAL), ("ab", -1.0, NORMAL)]
     out["hand-control-text"] = build(out_dir / "hand-control-text.model", control)
     return out
 

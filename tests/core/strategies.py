@@ -26,8 +26,33 @@ MARKDOWN = [
 CJK = ["中文字符测试，", "日本語のテキスト。", "한국어 문장", "漢字かなカナ", "全角　スペース"]
 EMOJI = ["😀", "👨\u200d👩\u200d👧", "🇯🇵", "👍🏽", "❤️", "🧑\u200d💻", "😀😀😀"]
 COMBINING = ["e\u0301", "a\u0308", "n\u0303o", "\u0915\u094d\u0937", "Z\u0351\u0362a\u034el"]
-WHITESPACE = [" ", "  ", "    ", "\t", "\n", "\r\n", "\n\n", "\r", " \n ", "\u3000", "\u00a0", "\u2581"]
-SPECIAL = ["<s>", "</s>", "<unk>", "[REF]", "[REFERENCE_DOC_1]", "<tool>", "\u200b", "\x00", "ﬁ", "①", "Ｈ"]
+WHITESPACE = [
+    " ",
+    "  ",
+    "    ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\n\n",
+    "\r",
+    " \n ",
+    "\u3000",
+    "\u00a0",
+    "\u2581",
+]
+SPECIAL = [
+    "<s>",
+    "</s>",
+    "<unk>",
+    "[REF]",
+    "[REFERENCE_DOC_1]",
+    "<tool>",
+    "\u200b",
+    "\x00",
+    "ﬁ",
+    "①",
+    "Ｈ",
+]
 LETTERS = ["a", "b", "ab", "aaaa", "abcd", "xyz", "the", "x y", "ß", "--"]
 
 FRAGMENTS = PROSE + CODE + MARKDOWN + CJK + EMOJI + COMBINING + WHITESPACE + SPECIAL + LETTERS

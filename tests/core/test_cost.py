@@ -7,7 +7,6 @@ import math
 import random
 
 import sentencepiece as spm
-
 from tokenline.core import Document, load_model
 
 MODEL = load_model()
@@ -27,7 +26,7 @@ def test_local_edits_encode_a_few_tokens(botchan: str) -> None:
     worst = 0
     for _ in range(300):
         at = rng.randrange(doc.length())
-        calls, chars = encoded_by(doc, at, at + 1, rng.choice("aeiou "))
+        _calls, chars = encoded_by(doc, at, at + 1, rng.choice("aeiou "))
         worst = max(worst, chars)
     assert worst < 400  # a few tokens of context, never the document (1.1 M characters)
     assert doc.ids() == SP.encode(doc.text)
@@ -48,8 +47,8 @@ def test_long_base64_line() -> None:
     payload = base64.b64encode(random.Random(3).randbytes(60_000)).decode()
     text = "data: " + payload + "\nnext line\n"
     doc = Document(MODEL, text)
-    calls, chars = encoded_by(doc, 10, 11, "Z")
+    _, chars = encoded_by(doc, 10, 11, "Z")
     assert doc.ids() == SP.encode(doc.text)
     assert chars <= 4 * len(text)
-    calls, chars = encoded_by(doc, len(text) - 3, len(text) - 3, "!")
+    _calls, chars = encoded_by(doc, len(text) - 3, len(text) - 3, "!")
     assert chars < 200

@@ -12,11 +12,11 @@ import pytest
 import sentencepiece as spm
 from hypothesis import given
 from hypothesis import strategies as st
+from tokenline.core import Document, load_model
 
 from tests.core import modelkit
 from tests.core.conftest import SHARED_MODELS
 from tests.core.strategies import edit_ops, texts
-from tokenline.core import Document, load_model
 
 ALL_MODELS = (
     SHARED_MODELS
@@ -64,12 +64,16 @@ def check_sequence(oracle: Oracle, text: str, data: st.DataObject) -> None:
 
 @pytest.mark.parametrize("name", ALL_MODELS)
 @given(text=texts(), data=st.data())
-def test_edits_match_full_encode(oracles: dict[str, Oracle], name: str, text: str, data: st.DataObject) -> None:
+def test_edits_match_full_encode(
+    oracles: dict[str, Oracle], name: str, text: str, data: st.DataObject
+) -> None:
     check_sequence(oracles[name], text, data)
 
 
 @pytest.mark.parametrize("name", ["mistral-7b-v0.1", "bpe-default", "bpe-byte-fallback"])
 @given(data=st.data())
-def test_edits_on_prose(oracles: dict[str, Oracle], botchan: str, name: str, data: st.DataObject) -> None:
+def test_edits_on_prose(
+    oracles: dict[str, Oracle], botchan: str, name: str, data: st.DataObject
+) -> None:
     start = data.draw(st.integers(0, len(botchan) - 3000), label="offset")
     check_sequence(oracles[name], botchan[start : start + 3000], data)

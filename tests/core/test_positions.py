@@ -6,9 +6,9 @@ import re
 
 from hypothesis import given
 from hypothesis import strategies as st
+from tokenline.core import UTF8, UTF16, UTF32, Document, load_model
 
 from tests.core.strategies import edit_ops
-from tokenline.core import UTF8, UTF16, UTF32, Document, load_model
 
 MODEL = load_model()
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -90,10 +90,10 @@ def test_token_spans_match_sentencepiece_offsets() -> None:
     text = text[:3] + "x" + text[3:]
     mapping = sp.encode(text, out_type="offset_mapping")
     spans = doc.spans(0, len(doc))
-    ours = list(zip(spans[0::2], spans[1::2]))
+    ours = list(zip(spans[0::2], spans[1::2], strict=True))
     # Byte tokens: SentencePiece gives the character to its last byte, Tokenline to its first.
     byte_ids = {i for i in mapping["ids"] if MODEL.flags[i] & 1}
-    for k, (tid, theirs) in enumerate(zip(mapping["ids"], mapping["offsets"])):
+    for k, (tid, theirs) in enumerate(zip(mapping["ids"], mapping["offsets"], strict=True)):
         if tid not in byte_ids:
             assert ours[k] == tuple(theirs), (k, MODEL.piece(tid))
     assert [doc.token_at(o) for o in range(len(text))] == [
