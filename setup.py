@@ -35,9 +35,11 @@ def _mypyc_extensions() -> list[object]:
     if stage.exists():
         shutil.rmtree(stage)
     (stage / "core").mkdir(parents=True)
+    # Empty package files: the real ones import sentencepiece, which the build does not need.
     (stage / "__init__.py").write_text("")
-    for src in (HERE / "core").glob("*.py"):
-        shutil.copy2(src, stage / "core" / src.name)
+    (stage / "core" / "__init__.py").write_text("")
+    for name in COMPILED_MODULES:
+        shutil.copy2(HERE / "core" / f"{name}.py", stage / "core" / f"{name}.py")
     paths = [str((stage / "core" / f"{name}.py").relative_to(HERE)) for name in COMPILED_MODULES]
     return list(mypycify(paths, opt_level="3", debug_level="0"))
 
