@@ -24,7 +24,7 @@ from lsprotocol import types as T
 from pytest_lsp.client import LanguageClient, make_test_lsp_client
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("TOKENLINE_SHARED", REPO.parent / "shared"))
 LLAMA = SHARED / "models" / "llama-2.model"
 BOTCHAN = SHARED / "corpora" / "botchan.txt"
 SERVER_CMD = [sys.executable, "-m", "tokenline.server"]

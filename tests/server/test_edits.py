@@ -9,8 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import examples
-from harness import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from .harness import (
+    BOTCHAN,
     LLAMA,
     Session,
     apply_semantic_edits,
@@ -21,8 +24,6 @@ from harness import (
     shared_file,
     sp_count,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 FRAGMENTS = [
     "a",
@@ -106,23 +107,13 @@ def llama_session() -> Iterator[Session]:
         s.close()
 
 
-@settings(
-    max_examples=examples(40, 25),
-    deadline=None,
-    derandomize=examples(0, 1) == 1,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=text_st, batches=batches_st)
 def test_random_edits_bundled_model(session: Session, text: str, batches: list) -> None:
     run_edits(session, bundled_model_path(), text, batches)
 
 
-@settings(
-    max_examples=examples(25, 15),
-    deadline=None,
-    derandomize=examples(0, 1) == 1,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=text_st, batches=batches_st)
 def test_random_edits_llama(llama_session: Session, text: str, batches: list) -> None:
     run_edits(llama_session, LLAMA, text, batches)
@@ -131,8 +122,7 @@ def test_random_edits_llama(llama_session: Session, text: str, batches: list) ->
 def test_edits_in_botchan(session: Session) -> None:
     """Edits in a real text, with a delta after each one."""
     model = bundled_model_path()
-    text = Path(shared_file(Path(__file__).resolve().parents[3] / "shared/corpora/botchan.txt"))
-    mirror = text.read_text(encoding="utf-8")[:60_000]
+    mirror = shared_file(BOTCHAN).read_text(encoding="utf-8")[:60_000]
     uri = "file:///botchan.txt"
     s = session
     s.open(uri, mirror, language="plaintext")

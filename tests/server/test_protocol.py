@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import (
+from lsprotocol import types as T
+
+from .harness import (
     BOTCHAN,
     LLAMA,
     SERVER_CMD,
@@ -25,7 +27,6 @@ from harness import (
     sp_count,
     sp_for,
 )
-from lsprotocol import types as T
 
 MODEL = bundled_model_path()
 
@@ -424,7 +425,7 @@ def test_huge_document_is_served_by_range(session: Session) -> None:
 
 
 def _segments_of(chunk: str) -> list[tuple[int, int, int, bool]]:
-    from harness import expected_segments
+    from .harness import expected_segments
 
     # Without the dummy prefix a line's first word would differ; compare from line 1 of the
     # chunk onwards by encoding it after a newline.
