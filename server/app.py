@@ -543,7 +543,7 @@ class _FdWriter:
 
 
 def setup_logging() -> None:
-    level = os.environ.get("TOKENLINE_LOG", "INFO").upper()
+    level = os.environ.get("TOKENLINE_LOG", "WARNING").upper()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
