@@ -21,7 +21,7 @@ step "Python environment in $venv (the core compiled with mypyc)"
 step "Lint, format and strict type checks"
 "$venv/bin/ruff" check core server cli tests benchmarks
 "$venv/bin/ruff" format --check core server cli tests benchmarks
-"$venv/bin/mypy" --strict -p tokenline -p tokenline.core -p tokenline.server
+"$venv/bin/mypy" --strict -p tokenline
 
 step "VS Code end-to-end prerequisites (apt, npm, the .vsix)"
 bash tests/vscode/setup.sh
