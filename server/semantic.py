@@ -36,7 +36,7 @@ MOD_UNKNOWN = 8
 LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOKEN_MODIFIERS)
 
 # Documents longer than this (code points) are served by range only.
-FULL_LIMIT = 1_000_000
+FULL_LIMIT = 2_000_000
 # A range inside a line longer than this is coloured from the range's start, not the line's.
 LONG_LINE = 1_000_000
 

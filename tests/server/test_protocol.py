@@ -406,7 +406,7 @@ def test_position_encodings(encoding: str) -> None:
 
 def test_huge_document_is_served_by_range(session: Session) -> None:
     uri = "file:///huge.txt"
-    text = botchan(1_200_000)
+    text = botchan(2_100_000)
     session.open(uri, text, language="plaintext")
     assert session.status(uri)["tokens"] == sp_count(MODEL, text)
     assert session.semantic_full(uri) is None
