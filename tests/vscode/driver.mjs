@@ -1,0 +1,368 @@
+// Drives real VS Code (code-server) in Debian's headless Chromium with playwright-core and records
+// what a person would see. Run by test_vscode_e2e.py:
+//
+//   node driver.mjs CONFIG.json
+//
+// CONFIG: {mode: "ui" | "host", url, playwright, chromium, artifacts, workspace, files: {...},
+//          hostResult, timeoutMs}. It prints one JSON object on its last stdout line: what each step saw
+// (or the error it met), so the Python tests assert on each thing separately.
+import { createRequire } from 'node:module';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const require = createRequire(import.meta.url);
+const { chromium } = require(config.playwright);
+
+const STATUS_RE = /^(Sel [\d,]+ · )?[\d,]+ \/ [\d,]+( tokens)?$/;
+const results = { steps: {}, console: [] };
+const T = config.timeoutMs ?? 60000;
+
+function log(msg) {
+  process.stderr.write(`[driver ${new Date().toISOString().slice(11, 23)}] ${msg}\n`);
+}
+
+async function step(name, fn) {
+  log(`step ${name}`);
+  try {
+    results.steps[name] = { ok: true, ...(await fn()) };
+  } catch (err) {
+    log(`step ${name} failed: ${err?.stack ?? err}`);
+    results.steps[name] = { ok: false, error: String(err?.message ?? err) };
+    await shot(`${name}-FAILED`).catch(() => undefined);
+  }
+}
+
+let page;
+async function shot(name) {
+  const file = path.join(config.artifacts, `${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+/** The Tokenline status bar item: its text, classes and background. */
+async function statusItem() {
+  return page.evaluate((reSrc) => {
+    const re = new RegExp(reSrc);
+    for (const el of document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')) {
+      const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+      if (re.test(text) || el.id.includes('tokenline')) {
+        return {
+          id: el.id,
+          text,
+          className: el.className,
+          background: getComputedStyle(el).backgroundColor,
+          title: el.getAttribute('aria-label') ?? '',
+        };
+      }
+    }
+    return null;
+  }, STATUS_RE.source);
+}
+
+async function waitForStatus(predicate, what, timeout = T) {
+  const end = Date.now() + timeout;
+  let last = null;
+  while (Date.now() < end) {
+    last = await statusItem();
+    if (last && STATUS_RE.test(last.text) && predicate(last)) {
+      return last;
+    }
+    await page.waitForTimeout(150);
+  }
+  throw new Error(`status bar never showed ${what}; last seen: ${JSON.stringify(last)}`);
+}
+
+async function openFile(name) {
+  const row = page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${name}"]`).first();
+  try {
+    await row.waitFor({ state: 'visible', timeout: 15000 });
+    await row.click();
+  } catch {
+    log(`no explorer row for ${name}; using Quick Open`);
+    await page.keyboard.press('Control+P');
+    await page.keyboard.type(name);
+    await page.waitForTimeout(500);
+    await page.keyboard.press('Enter');
+  }
+  await page.locator(`.tabs-container .tab.active[aria-label^="${name}"], .tabs-container .tab.active:has-text("${name}")`).first().waitFor({ timeout: 15000 });
+  await page.locator('.monaco-editor .view-lines').first().waitFor({ timeout: 15000 });
+}
+
+async function runCommand(title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10000 });
+  await page.keyboard.press('Enter');
+}
+
+/** Colours of the rendered spans on the first visible lines of the active editor. */
+async function lineColours(lines = 3) {
+  return page.evaluate((n) => {
+    const editor = document.querySelector('.editor-group-container.active .monaco-editor') ?? document.querySelector('.monaco-editor');
+    const rows = [...editor.querySelectorAll('.view-lines .view-line')]
+      .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+      .slice(0, n);
+    return rows.map((row) =>
+      [...row.querySelectorAll(':scope > span > span')].map((s) => ({ text: s.textContent, color: getComputedStyle(s).color })),
+    );
+  }, lines);
+}
+
+async function notificationsText() {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.notifications-toasts .notification-list-item-message, .notifications-center .notification-list-item-message')]
+      .map((e) => e.textContent?.trim() ?? ''),
+  );
+}
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: config.chromium,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-dev-shm-usage',
+    ],
+  });
+  try {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(config.url).origin });
+    page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error' && results.console.length < 50) {
+        results.console.push(m.text().slice(0, 300));
+      }
+    });
+    await page.goto(config.url, { timeout: T });
+    await page.locator('.monaco-workbench').waitFor({ timeout: T });
+    if (config.mode === 'host') {
+      await hostMode();
+    } else {
+      await uiMode();
+    }
+  } finally {
+    await browser.close();
+  }
+}
+
+async function hostMode() {
+  await step('host', async () => {
+    // host/index.js polls for up to 45 s per check itself.
+    const end = Date.now() + Math.max(T, 180000);
+    while (Date.now() < end) {
+      if (fs.existsSync(config.hostResult)) {
+        await shot('host-run');
+        return { result: JSON.parse(fs.readFileSync(config.hostResult, 'utf8')) };
+      }
+      await page.waitForTimeout(250);
+    }
+    throw new Error(`the extension-host test module wrote no result to ${config.hostResult}`);
+  });
+}
+
+async function uiMode() {
+  const f = config.files;
+
+  await step('open', async () => {
+    await openFile(f.prompt);
+    const status = await waitForStatus((s) => !s.text.startsWith('Sel'), 'a token count');
+    return { status };
+  });
+
+  await step('colours', async () => {
+    // Semantic tokens arrive after the first paint; wait until the first line shows both colours.
+    const want = config.boundaryColours.map((c) => c.toLowerCase());
+    const end = Date.now() + T;
+    let lines = [];
+    while (Date.now() < end) {
+      lines = await lineColours(3);
+      const seen = new Set(lines.flat().map((s) => s.color));
+      if (want.every((c) => seen.has(c))) {
+        break;
+      }
+      await page.waitForTimeout(250);
+    }
+    const file = await shot('01-prompt-open');
+    return { lines, screenshot: file };
+  });
+
+  await step('tooltip', async () => {
+    const item = page.locator('[id="tokenline.tokenline.tokenline.status"]');
+    await item.hover();
+    const hover = page.locator('.workbench-hover-container, .monaco-hover').last();
+    await hover.waitFor({ state: 'visible', timeout: 10000 });
+    const text = (await hover.textContent()) ?? '';
+    await shot('02-status-tooltip');
+    await page.mouse.move(400, 400);
+    return { text };
+  });
+
+  await step('typing', async () => {
+    const before = await statusItem();
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    const t0 = Date.now();
+    await page.keyboard.type(config.typed, { delay: 15 });
+    const typedMs = Date.now() - t0;
+    const after = await waitForStatus((s) => s.text !== before.text && !s.text.startsWith('Sel'), 'a new count after typing');
+    await page.keyboard.press('Control+S');
+    await page.waitForTimeout(800);
+    // The count for the saved text (the server may still be catching up when the first change shows).
+    await page.waitForTimeout(500);
+    const settled = await statusItem();
+    await shot('03-after-typing');
+    return { before, after: settled, firstChange: after, typedMs };
+  });
+
+  await step('selection', async () => {
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Shift+End');
+    const single = await waitForStatus((s) => s.text.startsWith('Sel '), 'a selection count');
+    await shot('04-selection');
+    // Multi-cursor: the first word and its next occurrence.
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Control+Shift+ArrowRight');
+    const word = await waitForStatus((s) => s.text.startsWith('Sel ') && s.text !== single.text, 'a word selection count');
+    await page.keyboard.press('Control+D');
+    const multi = await waitForStatus((s) => s.text.startsWith('Sel ') && s.text !== word.text, 'a multi-cursor selection count');
+    await shot('05-multi-selection');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+End');
+    const cleared = await waitForStatus((s) => !s.text.startsWith('Sel '), 'the count without selection');
+    return { single, word, multi, cleared };
+  });
+
+  await step('tokenAt', async () => {
+    await page.keyboard.press('Control+Home');
+    await runCommand('Tokenline: Show Token Details at Cursor');
+    const end = Date.now() + 15000;
+    let texts = [];
+    while (Date.now() < end) {
+      texts = await notificationsText();
+      if (texts.some((t) => t.includes('Token '))) {
+        break;
+      }
+      await page.waitForTimeout(200);
+    }
+    await shot('06-token-at-cursor');
+    return { notifications: texts };
+  });
+
+  await step('toggle', async () => {
+    await page.keyboard.press('Escape');
+    await runCommand('Tokenline: Toggle Token Boundaries');
+    const want = config.boundaryColours.map((c) => c.toLowerCase());
+    const end = Date.now() + 20000;
+    let off = [];
+    while (Date.now() < end) {
+      off = await lineColours(1);
+      const seen = new Set(off.flat().map((s) => s.color));
+      if (!want.some((c) => seen.has(c))) {
+        break;
+      }
+      await page.waitForTimeout(250);
+    }
+    await shot('07-boundaries-off');
+    await runCommand('Tokenline: Toggle Token Boundaries');
+    const end2 = Date.now() + 20000;
+    let on = [];
+    while (Date.now() < end2) {
+      on = await lineColours(1);
+      const seen = new Set(on.flat().map((s) => s.color));
+      if (want.every((c) => seen.has(c))) {
+        break;
+      }
+      await page.waitForTimeout(250);
+    }
+    return { off, on };
+  });
+
+  await step('models', async () => {
+    await page.locator('[id="tokenline.tokenline.tokenline.status"]').click();
+    const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+    await rows.first().waitFor({ state: 'visible', timeout: 15000 });
+    await page.waitForTimeout(300);
+    const items = await rows.allTextContents();
+    const title = (await page.locator('.quick-input-widget .quick-input-title').textContent()) ?? '';
+    await shot('08-model-picker');
+    await page.keyboard.press('Escape');
+    return { items, title };
+  });
+
+  if (f.warn) {
+    await step('warn', async () => {
+      await openFile(f.warn);
+      const status = await waitForStatus((s) => s.className.includes('warning-kind'), 'the warning colour');
+      await shot('09-warning');
+      return { status };
+    });
+  }
+
+  await step('over', async () => {
+    await openFile(f.big);
+    const status = await waitForStatus((s) => s.className.includes('error-kind'), 'the error colour');
+    // The Error runs from the first token past the window to the end: look at the end.
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 20000 });
+    const squiggles = await page.locator('.monaco-editor .squiggly-error').count();
+    // The Problems panel lists the Error.
+    await page.keyboard.press('Control+Shift+M');
+    const marker = page.locator('.markers-panel .monaco-list-row', { hasText: 'context window' }).first();
+    await marker.waitFor({ timeout: 15000 });
+    const problem = ((await marker.textContent()) ?? '').trim();
+    await shot('10-over-window');
+    await page.keyboard.press('Control+Shift+M');
+    return { status, squiggles, problem };
+  });
+
+  await step('themes', async () => {
+    // Pick each colour theme as a person would (Preferences: Color Theme) and look at the boundary
+    // colours; the last one is the theme the session started with.
+    await openFile(f.prompt);
+    const names = Object.keys(config.themes).filter((n) => n !== config.startTheme);
+    names.push(config.startTheme);
+    const themes = {};
+    for (const [i, name] of names.entries()) {
+      await runCommand('Preferences: Color Theme');
+      const input = page.locator('.quick-input-widget input');
+      await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').first().waitFor({ timeout: 10000 });
+      // The picker shows labels ("Light High Contrast"); settings use ids ("Default High Contrast Light").
+      const label = config.themeLabels[name];
+      await input.fill(label);
+      const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: new RegExp(`^\\s*${label}\\s*$`) }).first();
+      await row.waitFor({ timeout: 10000 });
+      await row.click();
+      const want = config.themes[name];
+      const end = Date.now() + 20000;
+      let spans = [];
+      while (Date.now() < end) {
+        spans = (await lineColours(1))[0] ?? [];
+        const seen = new Set(spans.map((s) => s.color));
+        if (want.every((c) => seen.has(c))) {
+          break;
+        }
+        await page.waitForTimeout(250);
+      }
+      const slug = name.toLowerCase().replace(/[^a-z]+/g, '-');
+      themes[name] = { spans, screenshot: await shot(`${11 + i}-theme-${slug}`) };
+    }
+    return { themes };
+  });
+}
+
+main()
+  .catch((err) => {
+    results.fatal = String(err?.stack ?? err);
+  })
+  .finally(() => {
+    process.stdout.write(`${JSON.stringify(results)}\n`);
+  });

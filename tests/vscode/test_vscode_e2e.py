@@ -1,0 +1,548 @@
+"""The Tokenline VS Code extension, end to end in real VS Code.
+
+code-server 4.100.3 (VS Code 1.100.3) serves the workbench on 127.0.0.1; Debian's headless
+Chromium, driven by playwright-core (driver.mjs), shows it; the built .vsix is installed and talks
+to the real `python -m tokenline serve`. A second run loads host/index.js as extensionTestsPath
+inside the extension host. Screenshots go to tests/artifacts/vscode/.
+
+Prerequisites come from tests/vscode/setup.sh. Without them the tests are skipped locally and FAIL
+when CI=true.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+EXT_DIR = REPO / "vscode-extension"
+ARTIFACTS = REPO / "tests" / "artifacts" / "vscode"
+SHARED = REPO.parent / "shared"
+CACHE = Path(os.environ.get("TOKENLINE_CI_CACHE", Path.home() / ".cache" / "tokenline-ci"))
+CODE_SERVER = CACHE / "node_modules" / ".bin" / "code-server"
+PLAYWRIGHT = CACHE / "node_modules" / "playwright-core"
+CHROMIUM = Path(os.environ.get("TOKENLINE_E2E_CHROMIUM", "/usr/bin/chromium"))
+# The interpreter that has `tokenline` installed: the one running pytest unless told otherwise.
+PYTHON = os.environ.get("TOKENLINE_E2E_PYTHON", sys.executable)
+
+CONTEXT_WINDOW = 8192
+# The default boundary colours, per theme, as package.json contributes them.
+_CUSTOM = json.loads((EXT_DIR / "package.json").read_text())["contributes"]["configurationDefaults"][
+    "editor.semanticTokenColorCustomizations"
+]
+# Theme id (what settings say) -> the customization key that colours it; the picker shows labels.
+THEMES = {
+    "Default Dark Modern": "[*Dark*]",
+    "Default Light Modern": "[*Light*]",
+    "Default High Contrast": "[Default High Contrast]",
+    "Default High Contrast Light": "[Default High Contrast Light]",
+}
+THEME_COLOURS = {name: (_CUSTOM[key]["rules"]["tokenlineA"], _CUSTOM[key]["rules"]["tokenlineB"]) for name, key in THEMES.items()}
+DARK_A, DARK_B = THEME_COLOURS["Default Dark Modern"]
+THEME_LABELS = {
+    "Default Dark Modern": "Dark Modern",
+    "Default Light Modern": "Light Modern",
+    "Default High Contrast": "Dark High Contrast",
+    "Default High Contrast Light": "Light High Contrast",
+}
+TYPED = " Answer in plain English."
+
+PROMPT = """Summarize the story below in three sentences, then list its characters.
+Keep the tone of the narrator: dry, quick to anger, honest to a fault.
+Summarize only what happens; do not judge it.
+
+"""
+
+
+def rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+def _missing(what: str) -> None:
+    msg = f"VS Code end-to-end prerequisite missing: {what} (run: bash tests/vscode/setup.sh)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(msg, pytrace=False)
+    pytest.skip(msg)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tokenline_count(*files: Path) -> list[int]:
+    """`tokenline count` on the files: the reference the status bar must agree with."""
+    out = subprocess.run(
+        [PYTHON, "-m", "tokenline", "count", *map(str, files)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
+    # One "COUNT  PATH" line per file (counts grouped with commas), then a total for several.
+    by_path = {}
+    for line in out.splitlines():
+        parts = line.split(None, 1)
+        if len(parts) == 2:
+            by_path[parts[1].strip()] = int(parts[0].replace(",", ""))
+    missing = [f for f in files if str(f) not in by_path]
+    assert not missing, f"tokenline count printed no count for {missing}:\n{out}"
+    return [by_path[str(f)] for f in files]
+
+
+def count_text(tmp: Path, *texts: str) -> list[int]:
+    files = []
+    for i, t in enumerate(texts):
+        p = tmp / f"piece-{i}.txt"
+        p.write_text(t, encoding="utf-8")
+        files.append(p)
+    return tokenline_count(*files)
+
+
+def fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+class Env:
+    """Scratch HOME/XDG dirs, user data, extensions dir and workspace for one code-server."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.user_data = root / "user-data"
+        self.extensions = root / "extensions"
+        self.workspace = root / "workspace"
+        for d in (self.home, self.user_data / "User", self.extensions, self.workspace / ".tokenline-e2e"):
+            d.mkdir(parents=True, exist_ok=True)
+        self.port = _free_port()
+        self.config = root / "config.yaml"
+        self.config.write_text(f"bind-addr: 127.0.0.1:{self.port}\nauth: none\ncert: false\n")
+        self.env = {
+            **os.environ,
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_DATA_HOME": str(self.home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+            "XDG_RUNTIME_DIR": str(root / "run"),
+        }
+        self.env.pop("VSCODE_IPC_HOOK_CLI", None)
+        (root / "run").mkdir(mode=0o700, exist_ok=True)
+
+    def code_server_args(self) -> list[str]:
+        return [
+            str(CODE_SERVER),
+            "--config",
+            str(self.config),
+            "--user-data-dir",
+            str(self.user_data),
+            "--extensions-dir",
+            str(self.extensions),
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+        ]
+
+    def url(self, payload: list[list[str]] | None = None) -> str:
+        q = {"folder": str(self.workspace)}
+        if payload:
+            q["payload"] = json.dumps(payload)
+        return f"http://127.0.0.1:{self.port}/?" + urllib.parse.urlencode(q, quote_via=urllib.parse.quote)
+
+
+class CodeServer:
+    def __init__(self, env: Env, log: Path) -> None:
+        self.env = env
+        self.log_path = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> CodeServer:
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [*self.env.code_server_args(), str(self.env.workspace)],
+            env=self.env.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"code-server exited with {self.proc.returncode}; see {self.log_path}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.env.port}/healthz", timeout=2):
+                    return self
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"code-server did not answer /healthz; see {self.log_path}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc and self.proc.poll() is None:
+            # Its own process group: the extension host and the language server go with it.
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=15)
+        self.log.close()
+
+
+def run_driver(env: Env, mode: str, url: str, extra: dict[str, Any]) -> dict[str, Any]:
+    cfg = {
+        "mode": mode,
+        "url": url,
+        "playwright": str(PLAYWRIGHT),
+        "chromium": str(CHROMIUM),
+        "artifacts": str(ARTIFACTS),
+        "timeoutMs": int(os.environ.get("TOKENLINE_E2E_TIMEOUT_MS", "60000")),
+        **extra,
+    }
+    cfg_path = env.root / f"driver-{mode}.json"
+    cfg_path.write_text(json.dumps(cfg))
+    proc = subprocess.run(
+        ["node", str(HERE / "driver.mjs"), str(cfg_path)],
+        env=env.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    (ARTIFACTS / f"driver-{mode}.log").write_text(proc.stderr)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"driver printed no result (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+    result = json.loads(lines[-1])
+    assert "fatal" not in result, result["fatal"]
+    return result
+
+
+@pytest.fixture(scope="module")
+def vsix() -> Path:
+    for what, p in (("code-server", CODE_SERVER), ("playwright-core", PLAYWRIGHT), ("chromium", CHROMIUM)):
+        if not p.exists():
+            _missing(f"{what} at {p}")
+    if not shutil.which("node"):
+        _missing("node")
+    if subprocess.run([PYTHON, "-c", "import tokenline.server"], capture_output=True).returncode != 0:
+        _missing(f"the tokenline package (with its server) in {PYTHON}; set TOKENLINE_E2E_PYTHON")
+    found = sorted(EXT_DIR.glob("tokenline-*.vsix"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        if not (EXT_DIR / "node_modules").is_dir():
+            _missing("vscode-extension/node_modules")
+        subprocess.run(["npm", "run", "package"], cwd=EXT_DIR, check=True, capture_output=True)
+        found = sorted(EXT_DIR.glob("tokenline-*.vsix"))
+    return found[-1]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory, vsix: Path) -> dict[str, Any]:
+    """A scratch VS Code with the .vsix installed and a workspace of prompt files."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob("*.png"):
+        old.unlink()
+    env = Env(tmp_path_factory.mktemp("vscode"))
+    ws = env.workspace
+    botchan = (SHARED / "corpora" / "botchan.txt").read_text(encoding="utf-8-sig").replace("\r\n", "\n")
+    lines = botchan.split("\n")  # about 18 tokens a line
+
+    prompt = ws / "story.prompt.md"
+    prompt.write_text(PROMPT + "\n".join(lines[300:320]) + "\n", encoding="utf-8")
+    big = ws / "too-long.md"
+    big.write_text("\n".join(lines[300:1000]) + "\n", encoding="utf-8")
+
+    # A document between warnAt (90 %) and the window: tried on prefixes, counted in one call.
+    scratch = env.root / "warn-candidates"
+    scratch.mkdir()
+    candidates = []
+    for n in range(360, 480, 3):
+        p = scratch / f"{n}.md"
+        p.write_text("\n".join(lines[300 : 300 + n]) + "\n", encoding="utf-8")
+        candidates.append(p)
+    warn_file = None
+    for p, c in zip(candidates, tokenline_count(*candidates)):
+        if 0.92 * CONTEXT_WINDOW <= c <= 0.98 * CONTEXT_WINDOW:
+            warn_file = ws / "nearly-full.md"
+            shutil.copy(p, warn_file)
+            break
+    files = {"prompt": prompt.name, "big": big.name, "warn": warn_file.name if warn_file else None}
+    (ws / ".tokenline-e2e" / "files.json").write_text(json.dumps(files))
+
+    settings = {
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": False,
+        "workbench.enableExperiments": False,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": False,
+        "security.workspace.trust.enabled": False,
+        "chat.commandCenter.enabled": False,
+        "editor.minimap.enabled": False,
+        "files.autoSave": "off",
+        "editor.fontSize": 15,
+        "workbench.colorTheme": "Default Dark Modern",
+        "tokenline.python": PYTHON,
+        "tokenline.trace.server": "messages",
+    }
+    if os.environ.get("TOKENLINE_E2E_SERVER_COMMAND"):
+        settings["tokenline.server.command"] = json.loads(os.environ["TOKENLINE_E2E_SERVER_COMMAND"])
+    (env.user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
+
+    inst = subprocess.run(
+        [*env.code_server_args(), "--install-extension", str(vsix), "--force"],
+        env=env.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert inst.returncode == 0, inst.stdout + inst.stderr
+    assert any(env.extensions.glob("tokenline.tokenline-*")), inst.stdout + inst.stderr
+    paths = {"prompt": prompt, "big": big, "warn": warn_file}
+    # `tokenline count` on each file as written, before VS Code touches it.
+    present = {k: p for k, p in paths.items() if p is not None}
+    counts = dict(zip(present, tokenline_count(*present.values())))
+    return {"env": env, "files": files, "paths": paths, "counts": counts}
+
+
+@pytest.fixture(scope="module")
+def ui(workspace: dict[str, Any]) -> dict[str, Any]:
+    """One browser session through the whole scenario (driver.mjs, mode "ui")."""
+    env: Env = workspace["env"]
+    with CodeServer(env, ARTIFACTS / "code-server-ui.log"):
+        result = run_driver(
+            env,
+            "ui",
+            env.url(),
+            {
+                "files": workspace["files"],
+                "typed": TYPED,
+                "boundaryColours": [rgb(DARK_A), rgb(DARK_B)],
+                "startTheme": "Default Dark Modern",
+                "themeLabels": THEME_LABELS,
+                "themes": {name: [rgb(a), rgb(b)] for name, (a, b) in THEME_COLOURS.items()},
+            },
+        )
+    # The extension's log channel, for whoever reads a failure.
+    for log in (env.user_data / "logs").rglob("*Tokenline*.log"):
+        shutil.copy(log, ARTIFACTS / "tokenline-output-ui.log")
+    return result
+
+
+@pytest.fixture(scope="module")
+def host(workspace: dict[str, Any], ui: dict[str, Any]) -> dict[str, Any]:
+    """host/index.js run as extensionTestsPath in the real extension host (after the UI run)."""
+    env: Env = workspace["env"]
+    out = env.workspace / ".tokenline-e2e" / "host-result.json"
+    out.unlink(missing_ok=True)
+    remote = f"vscode-remote://127.0.0.1:{env.port}"
+    payload = [
+        ["extensionDevelopmentPath", f"{remote}{EXT_DIR}"],
+        ["extensionTestsPath", f"{remote}{HERE / 'host' / 'index.js'}"],
+    ]
+    with CodeServer(env, ARTIFACTS / "code-server-host.log"):
+        result = run_driver(env, "host", env.url(payload), {"hostResult": str(out)})
+    step = result["steps"]["host"]
+    assert step["ok"], step.get("error")
+    return step["result"]
+
+
+def _step(result: dict[str, Any], name: str) -> dict[str, Any]:
+    s = result["steps"].get(name)
+    assert s is not None, f"driver step {name} did not run: {result}"
+    assert s["ok"], f"driver step {name}: {s.get('error')}"
+    return s
+
+
+STATUS_RE = re.compile(r"^(?:Sel ([\d,]+) · )?([\d,]+) / ([\d,]+)(?: tokens)?$")
+
+
+def parse_status(text: str) -> tuple[int | None, int, int]:
+    m = STATUS_RE.match(text)
+    assert m, f"status bar text {text!r}"
+    sel = int(m.group(1).replace(",", "")) if m.group(1) else None
+    return sel, int(m.group(2).replace(",", "")), int(m.group(3).replace(",", ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# In the browser
+
+
+def test_status_bar_shows_the_cli_count(ui: dict[str, Any], workspace: dict[str, Any]) -> None:
+    status = _step(ui, "open")["status"]
+    n = workspace["counts"]["prompt"]
+    assert status["text"] == f"{fmt(n)} / {fmt(CONTEXT_WINDOW)} tokens"
+    assert "error-kind" not in status["className"] and "warning-kind" not in status["className"]
+
+
+def test_tooltip_names_model_window_percentage_and_core(ui: dict[str, Any]) -> None:
+    text = _step(ui, "tooltip")["text"]
+    assert "Model: mistral-7b-v0.1" in text
+    assert f"Context window: {fmt(CONTEXT_WINDOW)} tokens" in text
+    assert re.search(r"\(\d+(\.\d)?% used\)", text), text
+    assert re.search(r"Compiled core: (yes|no)", text), text
+
+
+def test_typing_changes_the_count_to_the_cli_count(ui: dict[str, Any], workspace: dict[str, Any]) -> None:
+    s = _step(ui, "typing")
+    _, before, _ = parse_status(s["before"]["text"])
+    _, first, _ = parse_status(s["firstChange"]["text"])
+    _, after, _ = parse_status(s["after"]["text"])
+    assert first != before
+    saved = workspace["paths"]["prompt"].read_text(encoding="utf-8")
+    assert TYPED.strip() in saved, "the typed text reached the file"
+    (n,) = tokenline_count(workspace["paths"]["prompt"])
+    assert after == n, f"status {s['after']['text']!r}, tokenline count {n}"
+
+
+def test_selection_shows_its_count(ui: dict[str, Any], workspace: dict[str, Any], tmp_path: Path) -> None:
+    s = _step(ui, "selection")
+    first_line = PROMPT.split("\n", 1)[0]
+    first_word = first_line.split(" ", 1)[0]
+    line_n, word_n = count_text(tmp_path, first_line, first_word)
+    sel, total, window = parse_status(s["single"]["text"])
+    assert sel == line_n and window == CONTEXT_WINDOW
+    assert s["single"]["text"] == f"Sel {fmt(line_n)} · {fmt(total)} / {fmt(CONTEXT_WINDOW)}"
+    assert parse_status(s["word"]["text"])[0] == word_n
+    # Two cursors on the two occurrences of the word: the counts are summed.
+    assert parse_status(s["multi"]["text"])[0] == 2 * word_n
+    assert parse_status(s["cleared"]["text"])[0] is None
+
+
+def test_token_boundary_colours_are_on_the_text(ui: dict[str, Any]) -> None:
+    lines = _step(ui, "colours")["lines"]
+    first = [span for span in lines[0] if span["text"].strip()]
+    colours = [span["color"] for span in first]
+    assert rgb(DARK_A) in colours and rgb(DARK_B) in colours, colours
+    # Neighbouring tokens differ: no two adjacent spans of the first line share a boundary colour.
+    boundary = [c for c in (span["color"] for span in lines[0]) if c in (rgb(DARK_A), rgb(DARK_B))]
+    assert len(boundary) >= 8
+    assert all(a != b for a, b in zip(boundary, boundary[1:])), boundary
+
+
+def test_toggle_switches_boundaries_off_and_on(ui: dict[str, Any]) -> None:
+    s = _step(ui, "toggle")
+    off = {span["color"] for span in s["off"][0]}
+    on = {span["color"] for span in s["on"][0]}
+    assert not off & {rgb(DARK_A), rgb(DARK_B)}, off
+    assert {rgb(DARK_A), rgb(DARK_B)} <= on, on
+
+
+def test_token_details_at_cursor(ui: dict[str, Any]) -> None:
+    texts = _step(ui, "tokenAt")["notifications"]
+    assert any(re.search(r"Token 1 of [\d,]+: id \d+, piece \"", t) for t in texts), texts
+
+
+def test_status_click_opens_the_model_picker(ui: dict[str, Any]) -> None:
+    s = _step(ui, "models")
+    assert "Model" in s["title"]
+    assert any("mistral-7b-v0.1" in item for item in s["items"]), s["items"]
+    assert any(".model file" in item for item in s["items"]), s["items"]
+
+
+def test_nearly_full_document_shows_the_warning_colour(ui: dict[str, Any], workspace: dict[str, Any]) -> None:
+    if workspace["paths"]["warn"] is None:
+        pytest.fail("no prefix of the corpus fell between 90% and 100% of the window")
+    s = _step(ui, "warn")["status"]
+    n = workspace["counts"]["warn"]
+    assert s["text"] == f"{fmt(n)} / {fmt(CONTEXT_WINDOW)} tokens"
+    assert "warning-kind" in s["className"]
+
+
+def test_document_over_the_window_shows_the_error(ui: dict[str, Any], workspace: dict[str, Any]) -> None:
+    s = _step(ui, "over")
+    n = workspace["counts"]["big"]
+    assert n > CONTEXT_WINDOW
+    assert s["status"]["text"] == f"{fmt(n)} / {fmt(CONTEXT_WINDOW)} tokens"
+    assert "error-kind" in s["status"]["className"]
+    assert s["squiggles"] > 0
+    assert f"{fmt(n)} tokens, {fmt(n - CONTEXT_WINDOW)} over" in s["problem"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Inside the extension host
+
+
+def _host_step(host: dict[str, Any], name: str) -> dict[str, Any]:
+    s = host["steps"].get(name)
+    assert s is not None, host
+    assert s["ok"], s.get("error")
+    return s
+
+
+def test_extension_host_activates(host: dict[str, Any]) -> None:
+    assert _host_step(host, "activation")["active"] is True
+
+
+def test_extension_host_diagnostics(host: dict[str, Any], workspace: dict[str, Any]) -> None:
+    s = _host_step(host, "diagnostics")
+    n = workspace["counts"]["big"]
+    assert s["prompt"] == []
+    assert len(s["big"]) == 1, s["big"]
+    d = s["big"][0]
+    assert d["severity"] == "Error"
+    assert d["message"] == (
+        f"Beyond the {fmt(CONTEXT_WINDOW)}-token context window: {fmt(n)} tokens, {fmt(n - CONTEXT_WINDOW)} over"
+    )
+    # From the first token that does not fit to the end of the document.
+    assert d["range"][2:] == s["bigEnd"]
+    assert d["range"][:2] > [0, 0]
+
+
+def test_extension_host_semantic_tokens(host: dict[str, Any]) -> None:
+    s = _host_step(host, "semanticTokens")
+    assert s["legend"]["tokenTypes"] == ["tokenlineA", "tokenlineB"]
+    assert s["legend"]["tokenModifiers"] == ["whitespace", "bytes", "special", "unknown"]
+    tokens = s["tokens"]
+    lines = s["lines"]
+    for no in range(3):
+        on_line = [t for t in tokens if t["line"] == no]
+        assert on_line, f"no semantic tokens on line {no}"
+        # Types alternate along the line, and the tokens cover its text without gaps.
+        assert [t["type"] for t in on_line] == [["tokenlineA", "tokenlineB"][i % 2] for i in range(len(on_line))]
+        assert "".join(t["text"] for t in on_line) == lines[no][on_line[0]["character"] :]
+        for a, b in zip(on_line, on_line[1:]):
+            assert a["character"] + a["length"] == b["character"]
+    # An empty line has no token (the line break is never part of one).
+    assert not [t for t in tokens if t["line"] == 3] and lines[3] == ""
+    assert all(set(t["modifiers"]) <= {"whitespace", "bytes", "special", "unknown"} for t in tokens)
+
+
+def test_extension_host_toggle_empties_semantic_tokens(host: dict[str, Any]) -> None:
+    s = _host_step(host, "toggle")
+    assert s["off"]["count"] == 0
+    assert s["enabledAfterOff"] is False
+    assert s["on"]["count"] > 0
+
+
+def test_extension_host_registers_the_commands(host: dict[str, Any]) -> None:
+    cmds = _host_step(host, "commands")["tokenline"]
+    for c in (
+        "tokenline.chooseModel",
+        "tokenline.setContextWindow",
+        "tokenline.showTokenAtCursor",
+        "tokenline.copyTokenIds",
+        "tokenline.toggleBoundaries",
+    ):
+        assert c in cmds
+
+
+def test_default_colours_for_light_dark_and_high_contrast_themes(ui: dict[str, Any]) -> None:
+    seen = _step(ui, "themes")["themes"]
+    for name, (a, b) in THEME_COLOURS.items():
+        colours = [span["color"] for span in seen[name]["spans"]]
+        assert rgb(a) in colours and rgb(b) in colours, (name, colours)
+        assert seen[name]["screenshot"].endswith(".png")
