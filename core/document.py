@@ -96,8 +96,7 @@ class Document:
     def set_text(self, text: str) -> None:
         """Replaces the whole text (a full encode)."""
         check_text(text)
-        self.rope.replace(0, self.rope.length(), "")
-        self.norm.apply(0, 0, text)
+        self.norm.apply(0, self.rope.length(), text)
         self._encode_all_full(text)
 
     # -- token positions (original code-point offsets) ----------------------------------------
@@ -178,23 +177,14 @@ class Document:
         if start >= end:
             return []
         model = self.model
-        if (
-            end - start <= DIRECT_COUNT_LIMIT
-            or not model.incremental
-            or not model.trivial_normalizer
-        ):
+        if end - start <= DIRECT_COUNT_LIMIT or not model.incremental:
             return self._encode_full(self.rope.slice(start, end))
-        norm = self.norm
+        head, a, b, tail = self.norm.split_range(start, end)
+        if a < 0:
+            return self._encode_full(self.rope.slice(start, end))
         toks = self.toks
         ntok: i64 = toks.size()
-        a: i64 = norm.to_norm(start)
-        b: i64 = norm.to_norm(end)
-        prefix: str = self.norm.slice(0, 1) if a > 0 and norm.to_norm(0) > 0 else ""
-        suffix: str = ""
-        if isinstance(norm, TrivialNorm) and norm.suffix:
-            suffix = "\u2581"
-        elif isinstance(norm, TrivialNorm) and norm.prefix:
-            prefix = "\u2581" if norm.escape else " "
+        um = model.bpe_matcher
         # First document token entirely after a, last one entirely before b.
         ka: i64 = toks.at_b(a)
         if ka < ntok and toks.start_b(ka) < a:
@@ -205,22 +195,25 @@ class Document:
         while True:
             e_idx: i64 = self._valid_boundary_up(ka + step_l)
             f_idx: i64 = self._valid_boundary_down(kb - step_r)
+            if um is not None:
+                # Past f the selection's symbols are cut as the document's only if no
+                # USER_DEFINED match from before f can see the selection's end.
+                while f_idx > e_idx and toks.start_b(f_idx) + um.longest - 1 > b:
+                    f_idx = self._valid_boundary_down(f_idx - 1)
             if e_idx >= f_idx:
                 return self._encode_full(self.rope.slice(start, end))
             e_pos: i64 = toks.start_b(e_idx)
             f_pos: i64 = toks.start_b(f_idx)
-            left_text = prefix + norm.slice(a, e_pos)
-            right_text = norm.slice(f_pos, b) + suffix
+            left_text = head + self.norm.slice(a, e_pos)
+            right_text = self.norm.slice(f_pos, b) + tail
             left_ids = self._encode_window(left_text)
             left_lens = model.lengths(left_ids, left_text, True)
             right_ids = self._encode_window(right_text)
             right_lens = model.lengths(right_ids, right_text, True)
             ok_l = self._right_edge_matches(left_ids, left_lens, e_idx) and self._segments_ok(
-                left_text, 0, len(left_text), e_pos - a + len(prefix), e_pos, True
+                left_text, len(left_text), e_pos, None
             )
-            ok_r = self._left_edge_matches(right_ids, right_lens, f_idx) and self._user_edge_ok(
-                f_pos
-            )
+            ok_r = self._left_edge_matches(right_ids, right_lens, f_idx)
             if ok_l and ok_r:
                 out: list[int] = list(left_ids)
                 if need_ids:
@@ -312,8 +305,7 @@ class Document:
                 self._left_edge_matches(ids, lens, wl) and self._user_edge_ok(a, ns)
             )
             ok_r: bool = wr >= ntok or (
-                self._right_edge_matches(ids, lens, wr)
-                and self._segments_ok(text, 0, len(text), b - a, b, False, lens)
+                self._right_edge_matches(ids, lens, wr) and self._segments_ok(text, b - a, b, lens)
             )
             if ok_l and ok_r:
                 toks.replace(wl, wr, _to_vec(ids), lens)
@@ -380,14 +372,7 @@ class Document:
         return um.lands_on(text, 0, a - start)
 
     def _segments_ok(
-        self,
-        text: str,
-        first: i64,
-        last: i64,
-        end_in_text: i64,
-        end_norm: i64,
-        is_left_part: bool,
-        lens: vec[i32] | None = None,
+        self, text: str, end_in_text: i64, end_norm: i64, lens: vec[i32] | None
     ) -> bool:
         """True if the window text's end (normalized offset end_norm) is a symbol boundary of the
         whole text: re-runs USER_DEFINED matching from a token boundary well before it, reading

@@ -56,6 +56,14 @@ class Normalization:
         """Edits the original text; returns the normalized edit (start, old end, new end)."""
         raise NotImplementedError
 
+    def split_range(self, start: i64, end: i64) -> tuple[str, i64, i64, str]:
+        """The normalization of text[start:end] on its own, as head + norm[q0:q1] + tail.
+
+        Returns (head, q0, q1, tail); q0 < 0 when no stretch of the document's normalized text
+        can be reused (the range is short, or never falls in step with the document).
+        """
+        raise NotImplementedError
+
 
 class TrivialNorm(Normalization):
     prefix: i64
@@ -111,6 +119,12 @@ class TrivialNorm(Normalization):
             # The dummy "▁" comes and goes with the first and last character.
             return 0, old_norm, new_norm
         return start + self.prefix, end + self.prefix, start + self.prefix + len(text)
+
+    def split_range(self, start: i64, end: i64) -> tuple[str, i64, i64, str]:
+        dummy: str = SPACE_SYMBOL if self.escape else " "
+        head: str = dummy if self.prefix else ""
+        tail: str = dummy if self.suffix else ""
+        return head, start + self.prefix, end + self.prefix, tail
 
 
 class GeneralNorm(Normalization):
@@ -208,6 +222,85 @@ class GeneralNorm(Normalization):
                 return n, cm.replacement(value)
         return 1, text[pos]
 
+    def _step(self, raw: str, state: i64, out_parts: list[str]) -> tuple[i64, i64]:
+        """Appends one unit's output (white-space rules applied); returns (length, new state)."""
+        nout: i64 = 0
+        if not (state & STARTED):
+            if self.remove_ws and raw == " ":
+                return 0, state  # leading white space of the text: dropped
+            state |= STARTED
+            if self.prefix:
+                out_parts.append(SPACE_SYMBOL if self.escape else " ")
+                nout += 1
+        sp: str = raw
+        if state & PREV_SPACE:
+            sp = sp.lstrip(" ")
+        nout += self._emit(sp, out_parts)
+        return nout, self._next_state(sp, state)
+
+    def split_range(self, start: i64, end: i64) -> tuple[str, i64, i64, str]:
+        units = self.units
+        look: i64 = self.lookahead
+        body_units: i64 = units.size() - self.tail_units
+        # Head: normalize from `start` as a text of its own until the run falls in step with the
+        # document's units (same boundary, same state, far enough from the end).
+        state: i64 = PREV_SPACE if self.remove_ws else 0
+        reader = BlockReader(self.orig, end, look, start)
+        parts: list[str] = []
+        pos: i64 = start
+        k: i64 = units.at_a(start)
+        kpos: i64 = units.start_a(k)
+        mid: i64 = -1
+        while pos < end:
+            while k < body_units and kpos < pos:
+                kpos += units.get_a(k) >> 2
+                k += 1
+            if (
+                kpos == pos
+                and k < body_units
+                and pos + look <= end
+                and (units.get_a(k) & 3) == state
+            ):
+                mid = k
+                break
+            reader.ensure(pos)
+            used, raw = self._unit(reader.block, pos - reader.start, reader.end - reader.start)
+            state = self._step(raw, state, parts)[1]
+            pos += used
+        if mid < 0:
+            return "", -1, -1, ""
+        head = "".join(parts)
+        # Tail: from a unit boundary the end cannot influence, in the document's state there.
+        sym: str = SPACE_SYMBOL if self.escape else " "
+        back: i64 = look
+        while True:
+            kt: i64 = units.at_a(end - back)
+            if kt > body_units:
+                kt = body_units
+            if kt <= mid:
+                return "", -1, -1, ""
+            tstate: i64 = units.get_a(kt) & 3
+            tpos: i64 = units.start_a(kt)
+            treader = BlockReader(self.orig, end, look, tpos)
+            tparts: list[str] = []
+            while tpos < end:
+                treader.ensure(tpos)
+                used, raw = self._unit(
+                    treader.block, tpos - treader.start, treader.end - treader.start
+                )
+                tstate = self._step(raw, tstate, tparts)[1]
+                tpos += used
+            tail = "".join(tparts)
+            q1: i64 = units.start_b(kt)
+            if self.remove_ws:
+                tail = tail.rstrip(sym)
+                if not tail and q1 > 0 and self.norm.slice(q1 - 1, q1) == sym:
+                    back = back * 4 + 64  # the trailing strip reaches into the middle
+                    continue
+            if self.suffix and (tstate & STARTED):
+                tail = tail + sym
+            return head, units.start_b(mid), q1, tail
+
     def _renormalize(self, u0: i64, old_end: i64, new_end: i64, delta: i64) -> tuple[i64, i64, i64]:
         """Re-runs the normalizer from unit u0 over the (already edited) original text.
 
@@ -228,15 +321,12 @@ class GeneralNorm(Normalization):
         old_pos: i64 = o0
         sync_limit: i64 = total_units - self.tail_units
         orig_len: i64 = self.orig.length()
-        block_start: i64 = o0
-        block: str = ""
-        block_end: i64 = o0
+        reader = BlockReader(self.orig, orig_len, self.lookahead, o0)
         new_a = vec[i32]()
         new_b = vec[i32]()
         out_parts: list[str] = []
         pos: i64 = o0
         k_sync: i64 = -1
-        lookahead: i64 = self.lookahead
         while pos < orig_len:
             if pos >= new_end:
                 target_old: i64 = pos - delta
@@ -254,30 +344,10 @@ class GeneralNorm(Normalization):
                 ):
                     k_sync = k_old
                     break
-            if pos + lookahead + 1 > block_end and block_end < orig_len:
-                grow: i64 = max(256, (block_end - block_start) * 2)
-                block_start = pos
-                block_end = min(orig_len, pos + grow + lookahead)
-                block = self.orig.slice(block_start, block_end)
-            used, raw = self._unit(block, pos - block_start, block_end - block_start)
+            reader.ensure(pos)
+            used, raw = self._unit(reader.block, pos - reader.start, reader.end - reader.start)
             entry: i64 = state
-            nout: i64 = 0
-            if not (state & STARTED):
-                if self.remove_ws and raw == " ":
-                    # Leading white space of the text: dropped.
-                    new_a = append(new_a, i32((used << 2) | entry))
-                    new_b = append(new_b, i32(0))
-                    pos += used
-                    continue
-                state |= STARTED
-                if self.prefix:
-                    out_parts.append(SPACE_SYMBOL if self.escape else " ")
-                    nout += 1
-            sp: str = raw
-            if state & PREV_SPACE:
-                sp = sp.lstrip(" ")
-            nout += self._emit(sp, out_parts)
-            state = self._next_state(sp, state)
+            nout, state = self._step(raw, state, out_parts)
             new_a = append(new_a, i32((used << 2) | entry))
             new_b = append(new_b, i32(nout))
             pos += used
@@ -359,3 +429,29 @@ def _sum_shifted(a: vec[i32], count: i64) -> i64:
         s += i64(a[i]) >> 2
         i += 1
     return s
+
+
+class BlockReader:
+    """Reads the original text in growing blocks, always `lookahead` characters ahead."""
+
+    rope: TextRope
+    limit: i64
+    lookahead: i64
+    start: i64
+    end: i64
+    block: str
+
+    def __init__(self, rope: TextRope, limit: i64, lookahead: i64, pos: i64) -> None:
+        self.rope = rope
+        self.limit = limit
+        self.lookahead = lookahead
+        self.start = pos
+        self.end = pos
+        self.block = ""
+
+    def ensure(self, pos: i64) -> None:
+        if pos + self.lookahead + 1 > self.end and self.end < self.limit:
+            grow: i64 = max(256, (self.end - self.start) * 2)
+            self.start = pos
+            self.end = min(self.limit, pos + grow + self.lookahead)
+            self.block = self.rope.slice(self.start, self.end)

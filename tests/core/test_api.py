@@ -127,3 +127,14 @@ def test_model_without_unk_is_unsupported(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="SentencePiece rejects it") as info:
         load_model(path)
     assert "unk" in str(info.value)
+
+
+def test_set_text_replaces_everything(model_paths: dict[str, Path]) -> None:
+    for name in ("mistral-7b-v0.1", "bpe-default", "bpe-suffix", "unigram"):
+        sp = spm.SentencePieceProcessor(model_file=str(model_paths[name]))
+        doc = Document(load_model(model_paths[name]), "first  text ")
+        doc.set_text("  second, longer text\n\n")
+        assert doc.text == "  second, longer text\n\n"
+        assert doc.ids() == sp.encode(doc.text)
+        doc.edit(0, 2, "x")
+        assert doc.ids() == sp.encode(doc.text)
