@@ -225,7 +225,7 @@ def full(doc: Document, unit: int, result_id: str) -> SemanticCache:
         line_first[i] = acc
         acc += c
     line_first[n_lines] = acc
-    return SemanticCache(result_id, array("L", lines.data), line_first, lines.cont, n_lines)
+    return SemanticCache(result_id, array("I", lines.data), line_first, lines.cont, n_lines)
 
 
 def _boundary(doc: Document, off: int) -> bool:
@@ -295,7 +295,7 @@ def delta(
             types.SemanticTokensEdit(start=start, delete_count=stop - start, data=repl[r0:r1])
         )
     # Update the cache.
-    d[5 * i0 : 5 * del_end] = array("L", repl)
+    d[5 * i0 : 5 * del_end] = array("I", repl)
     added = sum(lines.counts) - (i1 - i0)
     new_lf = lf[: head + 1]
     acc = i0
