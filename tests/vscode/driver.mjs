@@ -89,13 +89,23 @@ async function openFile(name) {
   await page.locator('.monaco-editor .view-lines').first().waitFor({ timeout: 15000 });
 }
 
+/** The quick-input row whose label is exactly `label`. */
+function quickPickRow(label) {
+  const exact = new RegExp(`^\\s*${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+  return page
+    .locator('.quick-input-widget .quick-input-list .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: exact }) })
+    .first();
+}
+
 async function runCommand(title) {
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 10000 });
   await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10000 });
-  await page.keyboard.press('Enter');
+  const row = quickPickRow(title);
+  await row.waitFor({ timeout: 10000 });
+  await row.click();
 }
 
 /** Colours of the rendered spans on the first visible lines of the active editor. */
@@ -145,6 +155,8 @@ async function main() {
     await page.locator('.monaco-workbench').waitFor({ timeout: T });
     if (config.mode === 'host') {
       await hostMode();
+    } else if (config.mode === 'missing') {
+      await missingMode();
     } else {
       await uiMode();
     }
@@ -165,6 +177,29 @@ async function hostMode() {
       await page.waitForTimeout(250);
     }
     throw new Error(`the extension-host test module wrote no result to ${config.hostResult}`);
+  });
+}
+
+async function missingMode() {
+  await step('missing', async () => {
+    await openFile(config.files.prompt);
+    const end = Date.now() + T;
+    let notifications = [];
+    while (Date.now() < end) {
+      notifications = await notificationsText();
+      if (notifications.some((t) => t.includes('not importable'))) {
+        break;
+      }
+      await page.waitForTimeout(200);
+    }
+    const buttons = await page
+      .locator('.notifications-toasts .notification-list-item-buttons-container .monaco-button')
+      .allTextContents();
+    // Give a restart loop, if there were one, time to show itself in the log.
+    await page.waitForTimeout(3000);
+    const status = await statusItem();
+    await shot('20-server-package-missing');
+    return { notifications, buttons: buttons.map((b) => b.trim()), status };
   });
 }
 
@@ -338,7 +373,7 @@ async function uiMode() {
       // The picker shows labels ("Light High Contrast"); settings use ids ("Default High Contrast Light").
       const label = config.themeLabels[name];
       await input.fill(label);
-      const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: new RegExp(`^\\s*${label}\\s*$`) }).first();
+      const row = quickPickRow(label);
       await row.waitFor({ timeout: 10000 });
       await row.click();
       const want = config.themes[name];

@@ -145,6 +145,38 @@ class Env:
         self.env.pop("VSCODE_IPC_HOOK_CLI", None)
         (root / "run").mkdir(mode=0o700, exist_ok=True)
 
+    def install(self, vsix: Path, settings: dict[str, Any]) -> None:
+        """User settings for a quiet, reproducible workbench, then the .vsix."""
+        quiet = {
+            "workbench.startupEditor": "none",
+            "workbench.tips.enabled": False,
+            "workbench.enableExperiments": False,
+            "telemetry.telemetryLevel": "off",
+            "extensions.autoCheckUpdates": False,
+            "extensions.autoUpdate": False,
+            "security.workspace.trust.enabled": False,
+            "chat.commandCenter.enabled": False,
+            "editor.minimap.enabled": False,
+            "files.autoSave": "off",
+            "editor.fontSize": 15,
+            "workbench.colorTheme": "Default Dark Modern",
+        }
+        (self.user_data / "User" / "settings.json").write_text(json.dumps({**quiet, **settings}, indent=2))
+        inst = subprocess.run(
+            [*self.code_server_args(), "--install-extension", str(vsix), "--force"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert inst.returncode == 0, inst.stdout + inst.stderr
+        assert any(self.extensions.glob("tokenline.tokenline-*")), inst.stdout + inst.stderr
+
+    def extension_log(self) -> str:
+        """The newest "Tokenline" output channel (a LogOutputChannel is written to a file)."""
+        logs = sorted((self.user_data / "logs").rglob("Tokenline.log"), key=lambda p: p.stat().st_mtime)
+        return logs[-1].read_text(encoding="utf-8", errors="replace") if logs else ""
+
     def code_server_args(self) -> list[str]:
         return [
             str(CODE_SERVER),
@@ -241,11 +273,14 @@ def vsix() -> Path:
     if subprocess.run([PYTHON, "-c", "import tokenline.server"], capture_output=True).returncode != 0:
         _missing(f"the tokenline package (with its server) in {PYTHON}; set TOKENLINE_E2E_PYTHON")
     found = sorted(EXT_DIR.glob("tokenline-*.vsix"), key=lambda p: p.stat().st_mtime)
-    if not found:
+    sources = [EXT_DIR / "package.json", *(EXT_DIR / "src").glob("*.ts")]
+    newest_source = max(p.stat().st_mtime for p in sources)
+    if not found or found[-1].stat().st_mtime < newest_source:
         if not (EXT_DIR / "node_modules").is_dir():
             _missing("vscode-extension/node_modules")
-        subprocess.run(["npm", "run", "package"], cwd=EXT_DIR, check=True, capture_output=True)
-        found = sorted(EXT_DIR.glob("tokenline-*.vsix"))
+        build = subprocess.run(["npm", "run", "package"], cwd=EXT_DIR, capture_output=True, text=True)
+        assert build.returncode == 0, build.stdout + build.stderr
+        found = sorted(EXT_DIR.glob("tokenline-*.vsix"), key=lambda p: p.stat().st_mtime)
     return found[-1]
 
 
@@ -282,35 +317,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, vsix: Path) -> dict[str,
     files = {"prompt": prompt.name, "big": big.name, "warn": warn_file.name if warn_file else None}
     (ws / ".tokenline-e2e" / "files.json").write_text(json.dumps(files))
 
-    settings = {
-        "workbench.startupEditor": "none",
-        "workbench.tips.enabled": False,
-        "workbench.enableExperiments": False,
-        "telemetry.telemetryLevel": "off",
-        "extensions.autoCheckUpdates": False,
-        "extensions.autoUpdate": False,
-        "security.workspace.trust.enabled": False,
-        "chat.commandCenter.enabled": False,
-        "editor.minimap.enabled": False,
-        "files.autoSave": "off",
-        "editor.fontSize": 15,
-        "workbench.colorTheme": "Default Dark Modern",
-        "tokenline.python": PYTHON,
-        "tokenline.trace.server": "messages",
-    }
+    settings: dict[str, Any] = {"tokenline.python": PYTHON, "tokenline.trace.server": "messages"}
     if os.environ.get("TOKENLINE_E2E_SERVER_COMMAND"):
         settings["tokenline.server.command"] = json.loads(os.environ["TOKENLINE_E2E_SERVER_COMMAND"])
-    (env.user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
-
-    inst = subprocess.run(
-        [*env.code_server_args(), "--install-extension", str(vsix), "--force"],
-        env=env.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert inst.returncode == 0, inst.stdout + inst.stderr
-    assert any(env.extensions.glob("tokenline.tokenline-*")), inst.stdout + inst.stderr
+    env.install(vsix, settings)
     paths = {"prompt": prompt, "big": big, "warn": warn_file}
     # `tokenline count` on each file as written, before VS Code touches it.
     present = {k: p for k, p in paths.items() if p is not None}
@@ -337,8 +347,7 @@ def ui(workspace: dict[str, Any]) -> dict[str, Any]:
             },
         )
     # The extension's log channel, for whoever reads a failure.
-    for log in (env.user_data / "logs").rglob("*Tokenline*.log"):
-        shutil.copy(log, ARTIFACTS / "tokenline-output-ui.log")
+    (ARTIFACTS / "tokenline-output-ui.log").write_text(env.extension_log())
     return result
 
 
@@ -358,6 +367,20 @@ def host(workspace: dict[str, Any], ui: dict[str, Any]) -> dict[str, Any]:
     step = result["steps"]["host"]
     assert step["ok"], step.get("error")
     return step["result"]
+
+
+@pytest.fixture(scope="module")
+def missing(tmp_path_factory: pytest.TempPathFactory, vsix: Path, host: dict[str, Any]) -> dict[str, Any]:
+    """VS Code whose tokenline.python has no `tokenline` package (after the other sessions)."""
+    env = Env(tmp_path_factory.mktemp("vscode-missing"))
+    bare = env.root / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    python = str(bare / "bin" / "python")
+    (env.workspace / "story.prompt.md").write_text(PROMPT, encoding="utf-8")
+    env.install(vsix, {"tokenline.python": python})
+    with CodeServer(env, ARTIFACTS / "code-server-missing.log"):
+        result = run_driver(env, "missing", env.url(), {"files": {"prompt": "story.prompt.md"}})
+    return {"result": result, "python": python, "log": env.extension_log()}
 
 
 def _step(result: dict[str, Any], name: str) -> dict[str, Any]:
@@ -546,3 +569,22 @@ def test_default_colours_for_light_dark_and_high_contrast_themes(ui: dict[str, A
         colours = [span["color"] for span in seen[name]["spans"]]
         assert rgb(a) in colours and rgb(b) in colours, (name, colours)
         assert seen[name]["screenshot"].endswith(".png")
+
+
+# ---------------------------------------------------------------------------------------------
+# Without the server package
+
+
+def test_missing_server_package_is_reported_with_a_pip_action(missing: dict[str, Any]) -> None:
+    s = _step(missing["result"], "missing")
+    python = missing["python"]
+    message = next((t for t in s["notifications"] if "not importable" in t), None)
+    assert message is not None, s["notifications"]
+    assert f"tokenline is not importable by {python}" in message
+    assert "Install with pip" in s["buttons"], s["buttons"]
+    assert s["status"]["text"] == "Tokenline" and "error-kind" in s["status"]["className"], s["status"]
+    # The log shows the command that was run, and Python's own error.
+    assert f"{python} -c 'import tokenline'" in missing["log"], missing["log"]
+    assert "ModuleNotFoundError" in missing["log"], missing["log"]
+    # One check, no restart loop: the server was never started.
+    assert missing["log"].count("import tokenline'") == 1, missing["log"]
