@@ -200,8 +200,6 @@ class TokenlineServer(LanguageServer):
                 self._doc_settings[st.uri] = s
                 self.pending.add(st.uri)
                 changed_any = True
-            if model is not st.model:
-                pass
         if changed_any:
             self.flush()
             if self.can_refresh_semantic:

@@ -76,6 +76,17 @@ def readable_text(text: str) -> str:
     return "".join(out)
 
 
+def code(s: str) -> str:
+    """s as a Markdown code span, whatever backticks it holds."""
+    longest = run = 0
+    for ch in s:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s.strip(" ") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
 def hover_markdown(doc: Document, info: TokenInfo) -> str:
     model = doc.model
     flags = model.flags[info.ids[0]]
@@ -85,13 +96,13 @@ def hover_markdown(doc: Document, info: TokenInfo) -> str:
         where = f"token {fmt(info.index + 1)} of {fmt(info.total)}"
     if flags & FLAG_BYTE:
         hexes = " ".join(p[3:5] for p in info.pieces if p.startswith("<0x"))
-        piece = f"bytes `{hexes}` (byte fallback: `{info.piece}`)"
+        piece = f"bytes {code(hexes)} (byte fallback: {code(info.piece)})"
         ids = ", ".join(str(i) for i in info.ids)
         id_line = f"ids {ids}"
     else:
-        piece = f"`{readable_piece(info.piece, flags)}`"
+        piece = code(readable_piece(info.piece, flags))
         if "\u2581" in info.piece:
-            piece += f" (raw `{info.piece}`)"
+            piece += f" (raw {code(info.piece)})"
         id_line = f"id {info.ids[0]}"
     kind = ""
     if flags & FLAG_SPECIAL:
@@ -103,7 +114,7 @@ def hover_markdown(doc: Document, info: TokenInfo) -> str:
     return (
         f"**{where}** · {id_line}{kind}\n\n"
         f"piece {piece}\n\n"
-        f"{chars}: `{readable_text(info.text)}` · model {model.name}"
+        f"{chars}: {code(readable_text(info.text))} · model {model.name}"
     )
 
 
