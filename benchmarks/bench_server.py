@@ -1,7 +1,7 @@
 """Language-server benchmark: didChange -> tokenline/status latency, and semantic-token payloads.
 
 A real stdio client (a minimal JSON-RPC reader/writer on the server's pipes) runs
-`python -m tokenline.server` with the interpreter running this script, opens Botchan repeated to
+`python -m tokenline serve` with the interpreter running this script, opens Botchan repeated to
 10 KB, 100 KB, 1 MB and 10 MB, and for each size sends one-character edits one at a time, timing
 each from the write of the didChange to the arrival of the tokenline/status of that version. Then
 it measures the semantic tokens: the full result, and the delta after a one-character edit (the
@@ -126,7 +126,7 @@ def bench_size(size: int, edits: int, seed: int) -> dict[str, Any]:
     # ASCII only, so UTF-16 columns are code-point columns here.
     base = base.encode("ascii", "ignore").decode()
     text = (base * (size // len(base) + 1))[:size]
-    client = Client([sys.executable, "-m", "tokenline.server"])
+    client = Client([sys.executable, "-m", "tokenline", "serve"])
     try:
         init, _, _ = client.request(
             "initialize",

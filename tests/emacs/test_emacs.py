@@ -37,7 +37,7 @@ def test_emacs_lsp_mode(tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
     env = dict(os.environ)
     env.update(
-        TOKENLINE_SERVER_CMD=json.dumps([sys.executable, "-m", "tokenline.server"]),
+        TOKENLINE_SERVER_CMD=json.dumps([sys.executable, "-m", "tokenline", "serve"]),
         TOKENLINE_EMACS_OUT=str(out),
         TOKENLINE_EMACS_ROOT=str(tmp_path),
         HOME=str(tmp_path / "home"),

@@ -38,7 +38,7 @@ def test_neovim_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "record.json"
     env = dict(os.environ)
     env.update(
-        TOKENLINE_SERVER_CMD=json.dumps([sys.executable, "-m", "tokenline.server"]),
+        TOKENLINE_SERVER_CMD=json.dumps([sys.executable, "-m", "tokenline", "serve"]),
         TOKENLINE_NVIM_OUT=str(out),
         TOKENLINE_NVIM_ROOT=str(tmp_path),
         XDG_CONFIG_HOME=str(tmp_path / "config"),

@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("TOKENLINE_SHARED", REPO.parent / "shared"))
 LLAMA = SHARED / "models" / "llama-2.model"
 BOTCHAN = SHARED / "corpora" / "botchan.txt"
-SERVER_CMD = [sys.executable, "-m", "tokenline.server"]
+SERVER_CMD = [sys.executable, "-m", "tokenline", "serve"]
 # Generous: the pure-Python core on a busy 2-core CI machine is slow.
 TIMEOUT = float(os.environ.get("TOKENLINE_TEST_TIMEOUT", "60"))
 
