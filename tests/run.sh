@@ -23,6 +23,16 @@ step "Lint, format and strict type checks"
 "$venv/bin/ruff" format --check core server cli tests benchmarks
 "$venv/bin/mypy" --strict -p tokenline
 
+step "Emacs and lsp-mode for the second editor's end-to-end test (apt)"
+if ! command -v emacs >/dev/null \
+  || ! dpkg-query -W -f='${Status}' elpa-lsp-mode 2>/dev/null | grep -q "install ok installed"; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends emacs-nox elpa-lsp-mode
+fi
+export TOKENLINE_REQUIRE_EMACS=1
+
 step "VS Code end-to-end prerequisites (apt, npm, the .vsix)"
 bash tests/vscode/setup.sh
 
