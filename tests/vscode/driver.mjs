@@ -332,6 +332,28 @@ async function uiMode() {
     return { items, title };
   });
 
+  await step('contextWindow', async () => {
+    // Tokenline: Set Context Window -> 4,096: the setting goes to the server, which re-counts.
+    const before = await statusItem();
+    const pick = async (label) => {
+      await runCommand('Tokenline: Set Context Window');
+      const row = quickPickRow(label);
+      await row.waitFor({ timeout: 10000 });
+      await row.click();
+    };
+    let changed;
+    try {
+      await pick('4,096');
+      changed = await waitForStatus((s) => s.text.includes('/ 4,096'), 'the new context window');
+      await shot('085-context-window');
+    } finally {
+      await page.keyboard.press('Escape');
+      await pick('8,192');
+    }
+    const restored = await waitForStatus((s) => s.text.includes('/ 8,192'), 'the context window restored');
+    return { before, changed, restored };
+  });
+
   if (f.warn) {
     await step('warn', async () => {
       await openFile(f.warn);

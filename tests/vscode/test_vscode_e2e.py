@@ -476,6 +476,14 @@ def test_status_click_opens_the_model_picker(ui: dict[str, Any]) -> None:
     assert any(".model file" in item for item in s["items"]), s["items"]
 
 
+def test_setting_the_context_window_reaches_the_server(ui: dict[str, Any]) -> None:
+    s = _step(ui, "contextWindow")
+    _, tokens, window = parse_status(s["changed"]["text"])
+    assert window == 4096
+    assert parse_status(s["before"]["text"])[1:] == (tokens, CONTEXT_WINDOW)
+    assert parse_status(s["restored"]["text"])[1:] == (tokens, CONTEXT_WINDOW)
+
+
 def test_nearly_full_document_shows_the_warning_colour(ui: dict[str, Any], workspace: dict[str, Any]) -> None:
     if workspace["paths"]["warn"] is None:
         pytest.fail("no prefix of the corpus fell between 90% and 100% of the window")

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { Boundaries } from './boundaries';
 import { formatCount, idsText, tokenAtText } from './format';
-import { IDS, IdsParams, IdsResult, MODELS, ModelsResult, Range, TOKEN_AT, TokenAt, TokenAtParams } from './protocol';
+import { asRange, IDS, IdsParams, IdsResult, MODELS, ModelsResult, TOKEN_AT, TokenAt, TokenAtParams } from './protocol';
 import type { ServerManager } from './server';
 import { parseContextWindow, readSettings, SECTION } from './settings';
 
@@ -134,10 +134,6 @@ function attachedEditor(server: ServerManager): vscode.TextEditor | undefined {
     return undefined;
   }
   return editor;
-}
-
-function asRange(r: vscode.Range): Range {
-  return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
 }
 
 async function showTokenAtCursor(server: ServerManager): Promise<void> {

@@ -9,6 +9,11 @@ export function formatCount(n: number): string {
   return grouped.format(n);
 }
 
+/** "1 token", "2 tokens", "1,234 tokens". */
+export function tokens(n: number): string {
+  return `${formatCount(n)} ${n === 1 ? 'token' : 'tokens'}`;
+}
+
 /** Share of the window, "15.1%"; one decimal, "0%" for nothing, never "100.0%" below the window. */
 export function formatPercent(tokens: number, contextWindow: number): string {
   if (contextWindow <= 0) {
@@ -50,19 +55,19 @@ export interface TooltipInput {
 export function tooltipText(t: TooltipInput): string {
   const s = t.status;
   const lines = [
-    `Tokenline: ${formatCount(s.tokens)} tokens`,
+    `Tokenline: ${tokens(s.tokens)}`,
     `Model: ${s.model || 'default'}`,
-    `Context window: ${formatCount(s.contextWindow)} tokens (${formatPercent(s.tokens, s.contextWindow)} used)`,
+    `Context window: ${tokens(s.contextWindow)} (${formatPercent(s.tokens, s.contextWindow)} used)`,
   ];
   const level = budgetLevel(s.tokens, s.contextWindow, t.warnAt);
   if (level === 'error') {
-    lines.push(`Over the window by ${formatCount(s.tokens - s.contextWindow)} tokens`);
+    lines.push(`Over the window by ${tokens(s.tokens - s.contextWindow)}`);
   } else if (level === 'warning') {
     lines.push(`At or above the warning threshold (${formatPercent(t.warnAt, 1)})`);
   }
   if (t.selection !== undefined) {
     const n = t.selectionRanges ?? 1;
-    lines.push(`Selection: ${formatCount(t.selection)} tokens${n > 1 ? ` in ${n} selections, each encoded alone` : ''}`);
+    lines.push(`Selection: ${tokens(t.selection)}${n > 1 ? ` in ${n} selections, each encoded alone` : ''}`);
   }
   lines.push(`Compiled core: ${s.compiled ? 'yes' : 'no'}`);
   if (t.pending) {

@@ -11,6 +11,14 @@ export interface Range {
   end: Position;
 }
 
+/** A protocol Range from anything shaped like one (a `vscode.Range` or `vscode.Selection`). */
+export function asRange(r: Range): Range {
+  return {
+    start: { line: r.start.line, character: r.start.character },
+    end: { line: r.end.line, character: r.end.character },
+  };
+}
+
 /** `tokenline/status` notification (server → client), sent after each change. */
 export const STATUS = 'tokenline/status';
 export interface Status {

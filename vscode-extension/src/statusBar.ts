@@ -4,7 +4,7 @@
 // `tokenline/count` for selections, asynchronously, so typing never waits on it.
 import * as vscode from 'vscode';
 import { budgetLevel, statusText, tooltipText } from './format';
-import { COUNT, CountParams, CountResult, Status } from './protocol';
+import { asRange, COUNT, CountParams, CountResult, Status } from './protocol';
 import type { ServerManager } from './server';
 import { readSettings, SECTION } from './settings';
 
@@ -91,10 +91,7 @@ export class StatusBar implements vscode.Disposable {
     this.selectionRequest = cts;
     const params: CountParams = {
       uri: this.server.asProtocolUri(doc.uri),
-      ranges: ranges.map((r) => ({
-        start: { line: r.start.line, character: r.start.character },
-        end: { line: r.end.line, character: r.end.character },
-      })),
+      ranges: ranges.map(asRange),
     };
     try {
       const result = await this.server.request<CountResult>(COUNT, params, cts.token);

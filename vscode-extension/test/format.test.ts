@@ -55,6 +55,7 @@ test('tooltip names model, window, percentage, compiled core and the selection',
   assert.match(over, /Updating/);
   assert.doesNotMatch(over, /Selection/);
   assert.match(tooltipText({ status: { ...status, tokens: 7500 }, warnAt: 0.9 }), /warning threshold \(90%\)/);
+  assert.match(tooltipText({ status, warnAt: 0.9, selection: 1 }), /Selection: 1 token\n/);
 });
 
 test('token details and copied ids', () => {
