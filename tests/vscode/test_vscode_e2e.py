@@ -11,6 +11,7 @@ when CI=true.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -41,9 +42,9 @@ PYTHON = os.environ.get("TOKENLINE_E2E_PYTHON", sys.executable)
 
 CONTEXT_WINDOW = 8192
 # The default boundary colours, per theme, as package.json contributes them.
-_CUSTOM = json.loads((EXT_DIR / "package.json").read_text())["contributes"]["configurationDefaults"][
-    "editor.semanticTokenColorCustomizations"
-]
+_CUSTOM = json.loads((EXT_DIR / "package.json").read_text())["contributes"][
+    "configurationDefaults"
+]["editor.semanticTokenColorCustomizations"]
 # Theme id (what settings say) -> the customization key that colours it; the picker shows labels.
 THEMES = {
     "Default Dark Modern": "[*Dark*]",
@@ -51,7 +52,10 @@ THEMES = {
     "Default High Contrast": "[Default High Contrast]",
     "Default High Contrast Light": "[Default High Contrast Light]",
 }
-THEME_COLOURS = {name: (_CUSTOM[key]["rules"]["tokenlineA"], _CUSTOM[key]["rules"]["tokenlineB"]) for name, key in THEMES.items()}
+THEME_COLOURS = {
+    name: (_CUSTOM[key]["rules"]["tokenlineA"], _CUSTOM[key]["rules"]["tokenlineB"])
+    for name, key in THEMES.items()
+}
 DARK_A, DARK_B = THEME_COLOURS["Default Dark Modern"]
 THEME_LABELS = {
     "Default Dark Modern": "Dark Modern",
@@ -83,7 +87,8 @@ def _missing(what: str) -> None:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def tokenline_count(*files: Path) -> list[int]:
@@ -128,7 +133,12 @@ class Env:
         self.user_data = root / "user-data"
         self.extensions = root / "extensions"
         self.workspace = root / "workspace"
-        for d in (self.home, self.user_data / "User", self.extensions, self.workspace / ".tokenline-e2e"):
+        for d in (
+            self.home,
+            self.user_data / "User",
+            self.extensions,
+            self.workspace / ".tokenline-e2e",
+        ):
             d.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
         self.config = root / "config.yaml"
@@ -161,7 +171,9 @@ class Env:
             "editor.fontSize": 15,
             "workbench.colorTheme": "Default Dark Modern",
         }
-        (self.user_data / "User" / "settings.json").write_text(json.dumps({**quiet, **settings}, indent=2))
+        (self.user_data / "User" / "settings.json").write_text(
+            json.dumps({**quiet, **settings}, indent=2)
+        )
         inst = subprocess.run(
             [*self.code_server_args(), "--install-extension", str(vsix), "--force"],
             env=self.env,
@@ -174,7 +186,9 @@ class Env:
 
     def extension_log(self) -> str:
         """The newest "Tokenline" output channel (a LogOutputChannel is written to a file)."""
-        logs = sorted((self.user_data / "logs").rglob("Tokenline.log"), key=lambda p: p.stat().st_mtime)
+        logs = sorted(
+            (self.user_data / "logs").rglob("Tokenline.log"), key=lambda p: p.stat().st_mtime
+        )
         return logs[-1].read_text(encoding="utf-8", errors="replace") if logs else ""
 
     def code_server_args(self) -> list[str]:
@@ -195,7 +209,9 @@ class Env:
         q = {"folder": str(self.workspace)}
         if payload:
             q["payload"] = json.dumps(payload)
-        return f"http://127.0.0.1:{self.port}/?" + urllib.parse.urlencode(q, quote_via=urllib.parse.quote)
+        return f"http://127.0.0.1:{self.port}/?" + urllib.parse.urlencode(
+            q, quote_via=urllib.parse.quote
+        )
 
 
 class CodeServer:
@@ -216,7 +232,9 @@ class CodeServer:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"code-server exited with {self.proc.returncode}; see {self.log_path}")
+                raise RuntimeError(
+                    f"code-server exited with {self.proc.returncode}; see {self.log_path}"
+                )
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.env.port}/healthz", timeout=2):
                     return self
@@ -258,19 +276,26 @@ def run_driver(env: Env, mode: str, url: str, extra: dict[str, Any]) -> dict[str
     (ARTIFACTS / f"driver-{mode}.log").write_text(proc.stderr)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     assert lines, f"driver printed no result (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
-    result = json.loads(lines[-1])
+    result: dict[str, Any] = json.loads(lines[-1])
     assert "fatal" not in result, result["fatal"]
     return result
 
 
 @pytest.fixture(scope="module")
 def vsix() -> Path:
-    for what, p in (("code-server", CODE_SERVER), ("playwright-core", PLAYWRIGHT), ("chromium", CHROMIUM)):
+    for what, p in (
+        ("code-server", CODE_SERVER),
+        ("playwright-core", PLAYWRIGHT),
+        ("chromium", CHROMIUM),
+    ):
         if not p.exists():
             _missing(f"{what} at {p}")
     if not shutil.which("node"):
         _missing("node")
-    if subprocess.run([PYTHON, "-c", "import tokenline.server"], capture_output=True).returncode != 0:
+    if (
+        subprocess.run([PYTHON, "-c", "import tokenline.server"], capture_output=True).returncode
+        != 0
+    ):
         _missing(f"the tokenline package (with its server) in {PYTHON}; set TOKENLINE_E2E_PYTHON")
     found = sorted(EXT_DIR.glob("tokenline-*.vsix"), key=lambda p: p.stat().st_mtime)
     sources = [EXT_DIR / "package.json", *(EXT_DIR / "src").glob("*.ts")]
@@ -278,7 +303,9 @@ def vsix() -> Path:
     if not found or found[-1].stat().st_mtime < newest_source:
         if not (EXT_DIR / "node_modules").is_dir():
             _missing("vscode-extension/node_modules")
-        build = subprocess.run(["npm", "run", "package"], cwd=EXT_DIR, capture_output=True, text=True)
+        build = subprocess.run(
+            ["npm", "run", "package"], cwd=EXT_DIR, capture_output=True, text=True
+        )
         assert build.returncode == 0, build.stdout + build.stderr
         found = sorted(EXT_DIR.glob("tokenline-*.vsix"), key=lambda p: p.stat().st_mtime)
     return found[-1]
@@ -292,7 +319,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, vsix: Path) -> dict[str,
         old.unlink()
     env = Env(tmp_path_factory.mktemp("vscode"))
     ws = env.workspace
-    botchan = (SHARED / "corpora" / "botchan.txt").read_text(encoding="utf-8-sig").replace("\r\n", "\n")
+    botchan = (
+        (SHARED / "corpora" / "botchan.txt").read_text(encoding="utf-8-sig").replace("\r\n", "\n")
+    )
     lines = botchan.split("\n")  # about 18 tokens a line
 
     prompt = ws / "story.prompt.md"
@@ -309,7 +338,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, vsix: Path) -> dict[str,
         p.write_text("\n".join(lines[300 : 300 + n]) + "\n", encoding="utf-8")
         candidates.append(p)
     warn_file = None
-    for p, c in zip(candidates, tokenline_count(*candidates)):
+    for p, c in zip(candidates, tokenline_count(*candidates), strict=True):
         if 0.92 * CONTEXT_WINDOW <= c <= 0.98 * CONTEXT_WINDOW:
             warn_file = ws / "nearly-full.md"
             shutil.copy(p, warn_file)
@@ -319,12 +348,14 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, vsix: Path) -> dict[str,
 
     settings: dict[str, Any] = {"tokenline.python": PYTHON, "tokenline.trace.server": "messages"}
     if os.environ.get("TOKENLINE_E2E_SERVER_COMMAND"):
-        settings["tokenline.server.command"] = json.loads(os.environ["TOKENLINE_E2E_SERVER_COMMAND"])
+        settings["tokenline.server.command"] = json.loads(
+            os.environ["TOKENLINE_E2E_SERVER_COMMAND"]
+        )
     env.install(vsix, settings)
     paths = {"prompt": prompt, "big": big, "warn": warn_file}
     # `tokenline count` on each file as written, before VS Code touches it.
     present = {k: p for k, p in paths.items() if p is not None}
-    counts = dict(zip(present, tokenline_count(*present.values())))
+    counts = dict(zip(present, tokenline_count(*present.values()), strict=True))
     return {"env": env, "files": files, "paths": paths, "counts": counts}
 
 
@@ -366,15 +397,20 @@ def host(workspace: dict[str, Any], ui: dict[str, Any]) -> dict[str, Any]:
         result = run_driver(env, "host", env.url(payload), {"hostResult": str(out)})
     step = result["steps"]["host"]
     assert step["ok"], step.get("error")
-    return step["result"]
+    host_result: dict[str, Any] = step["result"]
+    return host_result
 
 
 @pytest.fixture(scope="module")
-def missing(tmp_path_factory: pytest.TempPathFactory, vsix: Path, host: dict[str, Any]) -> dict[str, Any]:
+def missing(
+    tmp_path_factory: pytest.TempPathFactory, vsix: Path, host: dict[str, Any]
+) -> dict[str, Any]:
     """VS Code whose tokenline.python has no `tokenline` package (after the other sessions)."""
     env = Env(tmp_path_factory.mktemp("vscode-missing"))
     bare = env.root / "bare-venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120
+    )
     python = str(bare / "bin" / "python")
     (env.workspace / "story.prompt.md").write_text(PROMPT, encoding="utf-8")
     env.install(vsix, {"tokenline.python": python})
@@ -384,7 +420,7 @@ def missing(tmp_path_factory: pytest.TempPathFactory, vsix: Path, host: dict[str
 
 
 def _step(result: dict[str, Any], name: str) -> dict[str, Any]:
-    s = result["steps"].get(name)
+    s: dict[str, Any] | None = result["steps"].get(name)
     assert s is not None, f"driver step {name} did not run: {result}"
     assert s["ok"], f"driver step {name}: {s.get('error')}"
     return s
@@ -419,7 +455,9 @@ def test_tooltip_names_model_window_percentage_and_core(ui: dict[str, Any]) -> N
     assert re.search(r"Compiled core: (yes|no)", text), text
 
 
-def test_typing_changes_the_count_to_the_cli_count(ui: dict[str, Any], workspace: dict[str, Any]) -> None:
+def test_typing_changes_the_count_to_the_cli_count(
+    ui: dict[str, Any], workspace: dict[str, Any]
+) -> None:
     s = _step(ui, "typing")
     _, before, _ = parse_status(s["before"]["text"])
     _, first, _ = parse_status(s["firstChange"]["text"])
@@ -431,7 +469,9 @@ def test_typing_changes_the_count_to_the_cli_count(ui: dict[str, Any], workspace
     assert after == n, f"status {s['after']['text']!r}, tokenline count {n}"
 
 
-def test_selection_shows_its_count(ui: dict[str, Any], workspace: dict[str, Any], tmp_path: Path) -> None:
+def test_selection_shows_its_count(
+    ui: dict[str, Any], workspace: dict[str, Any], tmp_path: Path
+) -> None:
     s = _step(ui, "selection")
     first_line = PROMPT.split("\n", 1)[0]
     first_word = first_line.split(" ", 1)[0]
@@ -453,7 +493,7 @@ def test_token_boundary_colours_are_on_the_text(ui: dict[str, Any]) -> None:
     # Neighbouring tokens differ: no two adjacent spans of the first line share a boundary colour.
     boundary = [c for c in (span["color"] for span in lines[0]) if c in (rgb(DARK_A), rgb(DARK_B))]
     assert len(boundary) >= 8
-    assert all(a != b for a, b in zip(boundary, boundary[1:])), boundary
+    assert all(a != b for a, b in itertools.pairwise(boundary)), boundary
 
 
 def test_toggle_switches_boundaries_off_and_on(ui: dict[str, Any]) -> None:
@@ -484,7 +524,9 @@ def test_setting_the_context_window_reaches_the_server(ui: dict[str, Any]) -> No
     assert parse_status(s["restored"]["text"])[1:] == (tokens, CONTEXT_WINDOW)
 
 
-def test_nearly_full_document_shows_the_warning_colour(ui: dict[str, Any], workspace: dict[str, Any]) -> None:
+def test_nearly_full_document_shows_the_warning_colour(
+    ui: dict[str, Any], workspace: dict[str, Any]
+) -> None:
     if workspace["paths"]["warn"] is None:
         pytest.fail("no prefix of the corpus fell between 90% and 100% of the window")
     s = _step(ui, "warn")["status"]
@@ -493,7 +535,9 @@ def test_nearly_full_document_shows_the_warning_colour(ui: dict[str, Any], works
     assert "warning-kind" in s["className"]
 
 
-def test_document_over_the_window_shows_the_error(ui: dict[str, Any], workspace: dict[str, Any]) -> None:
+def test_document_over_the_window_shows_the_error(
+    ui: dict[str, Any], workspace: dict[str, Any]
+) -> None:
     s = _step(ui, "over")
     n = workspace["counts"]["big"]
     assert n > CONTEXT_WINDOW
@@ -508,7 +552,7 @@ def test_document_over_the_window_shows_the_error(ui: dict[str, Any], workspace:
 
 
 def _host_step(host: dict[str, Any], name: str) -> dict[str, Any]:
-    s = host["steps"].get(name)
+    s: dict[str, Any] | None = host["steps"].get(name)
     assert s is not None, host
     assert s["ok"], s.get("error")
     return s
@@ -526,7 +570,8 @@ def test_extension_host_diagnostics(host: dict[str, Any], workspace: dict[str, A
     d = s["big"][0]
     assert d["severity"] == "Error"
     assert d["message"] == (
-        f"Beyond the {fmt(CONTEXT_WINDOW)}-token context window: {fmt(n)} tokens, {fmt(n - CONTEXT_WINDOW)} over"
+        f"Beyond the {fmt(CONTEXT_WINDOW)}-token context window: "
+        f"{fmt(n)} tokens, {fmt(n - CONTEXT_WINDOW)} over"
     )
     # From the first token that does not fit to the end of the document.
     assert d["range"][2:] == s["bigEnd"]
@@ -543,9 +588,11 @@ def test_extension_host_semantic_tokens(host: dict[str, Any]) -> None:
         on_line = [t for t in tokens if t["line"] == no]
         assert on_line, f"no semantic tokens on line {no}"
         # Types alternate along the line, and the tokens cover its text without gaps.
-        assert [t["type"] for t in on_line] == [["tokenlineA", "tokenlineB"][i % 2] for i in range(len(on_line))]
+        assert [t["type"] for t in on_line] == [
+            ["tokenlineA", "tokenlineB"][i % 2] for i in range(len(on_line))
+        ]
         assert "".join(t["text"] for t in on_line) == lines[no][on_line[0]["character"] :]
-        for a, b in zip(on_line, on_line[1:]):
+        for a, b in itertools.pairwise(on_line):
             assert a["character"] + a["length"] == b["character"]
     # An empty line has no token (the line break is never part of one).
     assert not [t for t in tokens if t["line"] == 3] and lines[3] == ""
@@ -590,7 +637,9 @@ def test_missing_server_package_is_reported_with_a_pip_action(missing: dict[str,
     assert message is not None, s["notifications"]
     assert f"tokenline is not importable by {python}" in message
     assert "Install with pip" in s["buttons"], s["buttons"]
-    assert s["status"]["text"] == "Tokenline" and "error-kind" in s["status"]["className"], s["status"]
+    assert s["status"]["text"] == "Tokenline" and "error-kind" in s["status"]["className"], s[
+        "status"
+    ]
     # The log shows the command that was run, and Python's own error.
     assert f"{python} -c 'import tokenline'" in missing["log"], missing["log"]
     assert "ModuleNotFoundError" in missing["log"], missing["log"]
