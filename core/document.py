@@ -190,30 +190,34 @@ class Document:
         if ka < ntok and toks.start_b(ka) < a:
             ka += 1
         kb: i64 = toks.at_b(b)
+        near_l = Neighborhood(toks, ka, ka + 16)
+        near_r = Neighborhood(toks, kb - 16, kb + 1)
         step_l: i64 = 1
         step_r: i64 = 1
         while True:
-            e_idx: i64 = self._valid_boundary_up(ka + step_l)
-            f_idx: i64 = self._valid_boundary_down(kb - step_r)
+            e_idx: i64 = near_l.boundary_up(ka + step_l)
+            f_idx: i64 = near_r.boundary_down(kb - step_r)
+            if e_idx >= f_idx:
+                return self._encode_full(self.rope.slice(start, end))
             if um is not None:
                 # Past f the selection's symbols are cut as the document's only if no
                 # USER_DEFINED match from before f can see the selection's end.
-                while f_idx > e_idx and toks.start_b(f_idx) + um.longest - 1 > b:
-                    f_idx = self._valid_boundary_down(f_idx - 1)
-            if e_idx >= f_idx:
-                return self._encode_full(self.rope.slice(start, end))
-            e_pos: i64 = toks.start_b(e_idx)
-            f_pos: i64 = toks.start_b(f_idx)
+                while f_idx > e_idx and near_r.start(f_idx) + um.longest - 1 > b:
+                    f_idx = near_r.boundary_down(f_idx - 1)
+                if e_idx >= f_idx:
+                    return self._encode_full(self.rope.slice(start, end))
+            e_pos: i64 = near_l.start(e_idx)
+            f_pos: i64 = near_r.start(f_idx)
             left_text = head + self.norm.slice(a, e_pos)
             right_text = self.norm.slice(f_pos, b) + tail
             left_ids = self._encode_window(left_text)
             left_lens = model.lengths(left_ids, left_text, True)
             right_ids = self._encode_window(right_text)
             right_lens = model.lengths(right_ids, right_text, True)
-            ok_l = self._right_edge_matches(left_ids, left_lens, e_idx) and self._segments_ok(
-                left_text, len(left_text), e_pos, None
-            )
-            ok_r = self._left_edge_matches(right_ids, right_lens, f_idx)
+            ok_l = self._right_edge_matches(
+                left_ids, left_lens, e_idx, near_l
+            ) and self._segments_ok(left_text, len(left_text), e_pos, None)
+            ok_r = self._left_edge_matches(right_ids, right_lens, f_idx, near_r)
             if ok_l and ok_r:
                 out: list[int] = list(left_ids)
                 if need_ids:
@@ -251,27 +255,6 @@ class Document:
                 f"has {self.norm.length()}: the normalizer disagrees with SentencePiece"
             )
 
-    def _valid_boundary_down(self, k: i64) -> i64:
-        """k moved down until no byte-fallback character is split (token k has a character)."""
-        if k <= 0:
-            return 0
-        ntok: i64 = self.toks.size()
-        if k >= ntok:
-            return ntok
-        while k > 0 and self.toks.get_b(k) == 0:
-            k -= 1
-        return k
-
-    def _valid_boundary_up(self, k: i64) -> i64:
-        ntok: i64 = self.toks.size()
-        if k >= ntok:
-            return ntok
-        if k < 0:
-            k = 0
-        while k < ntok and self.toks.get_b(k) == 0:
-            k += 1
-        return k
-
     def _retokenize(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
         toks = self.toks
         ntok: i64 = toks.size()
@@ -285,27 +268,30 @@ class Document:
         # Tokens [0, kl) end at or before ns; tokens [kr, ntok) start at or after ne_old.
         kl: i64 = toks.at_b(ns)
         t: i64 = toks.at_b(ne_old)
+        # The old tokens around the edit, fetched once; widened when the window outgrows them.
+        near = Neighborhood(toks, kl - 8, t + 9)
         kr: i64 = t
-        if t < ntok and toks.start_b(t) < ne_old:
+        if t < ntok and near.start(t) < ne_old:
             kr = t + 1
-        kr = self._valid_boundary_up(kr)
+        kr = near.boundary_up(kr)
         if kr < kl:
             kr = kl
         step_l: i64 = 1
         step_r: i64 = 1
         while True:
-            wl: i64 = self._valid_boundary_down(kl - step_l)
-            wr: i64 = self._valid_boundary_up(kr + step_r)
-            a: i64 = toks.start_b(wl)
-            b: i64 = toks.start_b(wr) + delta
+            wl: i64 = near.boundary_down(kl - step_l)
+            wr: i64 = near.boundary_up(kr + step_r)
+            a: i64 = near.start(wl)
+            b: i64 = near.start(wr) + delta
             text = self.norm.slice(a, b)
             ids = self._encode_window(text)
             lens = model.lengths(ids, text, True)
             ok_l: bool = wl == 0 or (
-                self._left_edge_matches(ids, lens, wl) and self._user_edge_ok(a, ns)
+                self._left_edge_matches(ids, lens, wl, near) and self._user_edge_ok(a, ns)
             )
             ok_r: bool = wr >= ntok or (
-                self._right_edge_matches(ids, lens, wr) and self._segments_ok(text, b - a, b, lens)
+                self._right_edge_matches(ids, lens, wr, near)
+                and self._segments_ok(text, b - a, b, lens)
             )
             if ok_l and ok_r:
                 toks.replace(wl, wr, _to_vec(ids), lens)
@@ -315,7 +301,9 @@ class Document:
             if not ok_r:
                 step_r *= 2
 
-    def _left_edge_matches(self, ids: list[int], lens: vec[i32], k: i64) -> bool:
+    def _left_edge_matches(
+        self, ids: list[int], lens: vec[i32], k: i64, near: Neighborhood | None = None
+    ) -> bool:
         """The window's first character's tokens equal the old ones starting at token k."""
         n: i64 = len(ids)
         if n == 0:
@@ -324,17 +312,19 @@ class Document:
         if self.model.flags[ids[0]] & FLAG_BYTE:
             while g < n and lens[g] == 0:
                 g += 1
-        toks = self.toks
-        if k + g > toks.size():
+        if k + g > self.toks.size():
             return False
+        nb = near if near is not None else Neighborhood(self.toks, k, k + g)
         i: i64 = 0
         while i < g:
-            if toks.get_a(k + i) != ids[i] or toks.get_b(k + i) != i64(lens[i]):
+            if nb.id(k + i) != ids[i] or nb.length(k + i) != i64(lens[i]):
                 return False
             i += 1
         return True
 
-    def _right_edge_matches(self, ids: list[int], lens: vec[i32], k: i64) -> bool:
+    def _right_edge_matches(
+        self, ids: list[int], lens: vec[i32], k: i64, near: Neighborhood | None = None
+    ) -> bool:
         """The window's last character's tokens equal the old ones ending before token k."""
         n: i64 = len(ids)
         if n == 0:
@@ -344,12 +334,10 @@ class Document:
             g += 1
         if k - g < 0:
             return False
-        toks = self.toks
+        nb = near if near is not None else Neighborhood(self.toks, k - g, k)
         i: i64 = 0
         while i < g:
-            if toks.get_a(k - g + i) != ids[n - g + i] or toks.get_b(k - g + i) != i64(
-                lens[n - g + i]
-            ):
+            if nb.id(k - g + i) != ids[n - g + i] or nb.length(k - g + i) != i64(lens[n - g + i]):
                 return False
             i += 1
         return True
@@ -404,3 +392,92 @@ def _to_vec(ids: list[int]) -> vec[i32]:
     for x in ids:
         out = append(out, i32(x))
     return out
+
+
+class Neighborhood:
+    """A copy of the old tokens around an edit, so the window loop does not go back to the
+    token store (and its Fenwick trees) for every index and offset it looks at."""
+
+    toks: PairStore
+    k0: i64
+    k1: i64
+    ids: vec[i32]
+    lens: vec[i32]
+    starts: vec[i64]  # normalized start of tokens k0..k1 (k1 included)
+
+    def __init__(self, toks: PairStore, k0: i64, k1: i64) -> None:
+        self.toks = toks
+        self.k0 = 0
+        self.k1 = 0
+        self.ids = vec[i32]()
+        self.lens = vec[i32]()
+        self.starts = vec[i64]()
+        self._fetch(k0, k1)
+
+    def _fetch(self, k0: i64, k1: i64) -> None:
+        n: i64 = self.toks.size()
+        k0 = max(0, k0)
+        k1 = min(n, max(k1, k0))
+        ids, lens, base = self.toks.window(k0, k1)
+        starts = vec[i64](capacity=len(lens) + 1)
+        pos: i64 = base
+        i: i64 = 0
+        m: i64 = len(lens)
+        while i < m:
+            starts = append(starts, pos)
+            pos += i64(lens[i])
+            i += 1
+        starts = append(starts, pos)
+        self.k0 = k0
+        self.k1 = k1
+        self.ids = ids
+        self.lens = lens
+        self.starts = starts
+
+    def _cover(self, k: i64) -> None:
+        """Widens the copy (geometrically) until it holds index k (k == size() allowed)."""
+        if self.k0 <= k <= self.k1:
+            return
+        width: i64 = max(16, 2 * (self.k1 - self.k0))
+        lo: i64 = self.k0
+        hi: i64 = self.k1
+        if k < lo:
+            lo = min(k, lo - width)
+        if k > hi:
+            hi = max(k, hi + width)
+        self._fetch(lo, hi)
+
+    def start(self, k: i64) -> i64:
+        self._cover(k)
+        return self.starts[k - self.k0]
+
+    def id(self, k: i64) -> i64:
+        self._cover(k + 1)
+        self._cover(k)
+        return i64(self.ids[k - self.k0])
+
+    def length(self, k: i64) -> i64:
+        self._cover(k + 1)
+        self._cover(k)
+        return i64(self.lens[k - self.k0])
+
+    def boundary_down(self, k: i64) -> i64:
+        """k moved down until no byte-fallback character is split (token k has a character)."""
+        if k <= 0:
+            return 0
+        n: i64 = self.toks.size()
+        if k >= n:
+            return n
+        while k > 0 and self.length(k) == 0:
+            k -= 1
+        return k
+
+    def boundary_up(self, k: i64) -> i64:
+        n: i64 = self.toks.size()
+        if k >= n:
+            return n
+        if k < 0:
+            k = 0
+        while k < n and self.length(k) == 0:
+            k += 1
+        return k

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from librt.vecs import append, vec
 from mypy_extensions import i64
 
 
@@ -9,21 +10,25 @@ class Fenwick:
     """A binary indexed tree of integer sums with a lower-bound search."""
 
     n: i64
-    tree: list[i64]
+    tree: vec[i64]
     top: i64
 
     def __init__(self, values: list[i64]) -> None:
         self.n = 0
-        self.tree = [0]
+        self.tree = vec[i64]([0])
         self.top = 1
         self.rebuild(values)
 
     def rebuild(self, values: list[i64]) -> None:
         n: i64 = len(values)
-        tree: list[i64] = [0] * (n + 1)
-        i: i64 = 1
+        tree = vec[i64](capacity=n + 1)
+        tree = append(tree, 0)
+        i: i64 = 0
+        while i < n:
+            tree = append(tree, values[i])
+            i += 1
+        i = 1
         while i <= n:
-            tree[i] += values[i - 1]
             j: i64 = i + (i & -i)
             if j <= n:
                 tree[j] += tree[i]
@@ -37,6 +42,8 @@ class Fenwick:
 
     def add(self, index: i64, delta: i64) -> None:
         """Adds delta to element `index` (0-based)."""
+        if delta == 0:
+            return
         i: i64 = index + 1
         n: i64 = self.n
         tree = self.tree
@@ -58,7 +65,7 @@ class Fenwick:
         return self.prefix(self.n)
 
     def search(self, target: i64) -> i64:
-        """Largest k with prefix(k) <= target, i.e. the element that holds position `target`.
+        """The element whose range holds position `target`.
 
         For non-negative elements, element k (0-based) covers [prefix(k), prefix(k+1)); the answer
         is the k whose range holds target, skipping empty elements, or n when target >= total.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from librt.vecs import extend, vec
+from librt.vecs import append, extend, vec
 from mypy_extensions import i32, i64
 from tokenline.core.fenwick import Fenwick
 
@@ -108,14 +108,14 @@ class PairStore:
         if k >= self.n:
             return self.total_b
         c, i = self._locate(k)
-        return self.sums_b.prefix(c) + _sum(self.col_b[c][:i], 0)
+        return self.sums_b.prefix(c) + _sum(self.col_b[c], 0, i)
 
     def start_a(self, k: i64) -> i64:
         """Sum of column a (shifted) over pairs [0, k)."""
         if k >= self.n:
             return self.total_a
         c, i = self._locate(k)
-        return self.sums_a.prefix(c) + _sum(self.col_a[c][:i], self.a_shift)
+        return self.sums_a.prefix(c) + _sum(self.col_a[c], self.a_shift, i)
 
     def at_b(self, off: i64) -> i64:
         """Index of the pair whose b-range holds off (pairs with b == 0 are never returned);
@@ -154,6 +154,32 @@ class PairStore:
             base += w
             j += 1
         return self.counts.prefix(c) + j
+
+    def window(self, k0: i64, k1: i64) -> tuple[vec[i32], vec[i32], i64]:
+        """Pairs [k0, k1) as (a values, b values, sum of b before k0), with one lookup."""
+        if k1 > self.n:
+            k1 = self.n
+        if k0 < 0:
+            k0 = 0
+        out_a = vec[i32](capacity=max(0, k1 - k0))
+        out_b = vec[i32](capacity=max(0, k1 - k0))
+        if k0 >= k1:
+            return out_a, out_b, self.start_b(k0)
+        c, i = self._locate(k0)
+        base: i64 = self.sums_b.prefix(c) + _sum(self.col_b[c], 0, i)
+        k: i64 = k0
+        while k < k1:
+            ca = self.col_a[c]
+            cb = self.col_b[c]
+            m: i64 = len(ca)
+            while i < m and k < k1:
+                out_a = append(out_a, ca[i])
+                out_b = append(out_b, cb[i])
+                i += 1
+                k += 1
+            c += 1
+            i = 0
+        return out_a, out_b, base
 
     def slice_a(self, k0: i64, k1: i64) -> list[int]:
         out: list[int] = []
@@ -211,7 +237,10 @@ class PairStore:
         parts_a: list[vec[i32]] = []
         parts_b: list[vec[i32]] = []
         if m > 0:
-            parts: i64 = 1 if m <= MAXIMUM else (m + TARGET - 1) // TARGET
+            parts: i64 = hi - lo
+            if not (parts * MINIMUM <= m <= parts * MAXIMUM):
+                # The chunk count must change (an O(chunks) re-index, amortized over many edits).
+                parts = 1 if m <= MAXIMUM else (m + TARGET - 1) // TARGET
             start: i64 = 0
             p: i64 = 0
             while p < parts:
@@ -263,9 +292,10 @@ class PairStore:
             self.chunk_a[c] = sa
 
 
-def _sum(v: vec[i32], shift: i64) -> i64:
+def _sum(v: vec[i32], shift: i64, count: i64 = -1) -> i64:
+    """Sum of the first `count` values (all when negative), each shifted right by `shift`."""
     s: i64 = 0
-    n: i64 = len(v)
+    n: i64 = len(v) if count < 0 else count
     i: i64 = 0
     if shift <= 0:
         while i < n:

@@ -153,8 +153,13 @@ class TextRope:
         ):
             combined = combined + self.chunks[hi]
             hi += 1
-        if MINIMUM <= len(combined) <= MAXIMUM or (len(combined) <= MAXIMUM and hi - lo == n):
-            pieces = [combined] if combined else []
+        size: i64 = len(combined)
+        parts: i64 = hi - lo
+        if size == 0:
+            pieces: list[str] = []
+        elif parts * MINIMUM <= size <= parts * MAXIMUM or (size <= MAXIMUM and parts == n):
+            # Keep the number of chunks: point updates, no re-index.
+            pieces = _split_into(combined, parts if size >= parts else 1)
         else:
             pieces = _split(combined)
         self._set_range(lo, hi, pieces)
@@ -316,7 +321,14 @@ def _split(text: str) -> list[str]:
         return []
     if n <= MAXIMUM:
         return [text]
-    parts: i64 = (n + TARGET - 1) // TARGET
+    return _split_into(text, (n + TARGET - 1) // TARGET)
+
+
+def _split_into(text: str, parts: i64) -> list[str]:
+    """Cuts text into `parts` nearly equal chunks, never inside a "\\r\\n"."""
+    n: i64 = len(text)
+    if parts <= 1:
+        return [text]
     out: list[str] = []
     start: i64 = 0
     p: i64 = 1
