@@ -388,6 +388,7 @@ async function uiMode() {
     const names = Object.keys(config.themes).filter((n) => n !== config.startTheme);
     names.push(config.startTheme);
     const themes = {};
+    let previous = '';
     for (const [i, name] of names.entries()) {
       await runCommand('Preferences: Color Theme');
       const input = page.locator('.quick-input-widget input');
@@ -398,17 +399,20 @@ async function uiMode() {
       const row = quickPickRow(label);
       await row.waitFor({ timeout: 10000 });
       await row.click();
+      // A theme without Tokenline rules (want = null): wait until the colours are not the last theme's.
       const want = config.themes[name];
       const end = Date.now() + 20000;
       let spans = [];
       while (Date.now() < end) {
         spans = (await lineColours(1))[0] ?? [];
         const seen = new Set(spans.map((s) => s.color));
-        if (want.every((c) => seen.has(c))) {
+        const key = [...seen].sort().join();
+        if (want ? want.every((c) => seen.has(c)) : key !== previous && seen.size >= 2) {
           break;
         }
         await page.waitForTimeout(250);
       }
+      previous = [...new Set(spans.map((s) => s.color))].sort().join();
       const slug = name.toLowerCase().replace(/[^a-z]+/g, '-');
       themes[name] = { spans, screenshot: await shot(`${11 + i}-theme-${slug}`) };
     }

@@ -57,7 +57,10 @@ THEME_COLOURS = {
     for name, key in THEMES.items()
 }
 DARK_A, DARK_B = THEME_COLOURS["Default Dark Modern"]
+# A theme with no Tokenline rules: the types fall back to TextMate scopes it colours.
+OTHER_THEME = "Monokai"
 THEME_LABELS = {
+    OTHER_THEME: OTHER_THEME,
     "Default Dark Modern": "Dark Modern",
     "Default Light Modern": "Light Modern",
     "Default High Contrast": "Dark High Contrast",
@@ -374,7 +377,10 @@ def ui(workspace: dict[str, Any]) -> dict[str, Any]:
                 "boundaryColours": [rgb(DARK_A), rgb(DARK_B)],
                 "startTheme": "Default Dark Modern",
                 "themeLabels": THEME_LABELS,
-                "themes": {name: [rgb(a), rgb(b)] for name, (a, b) in THEME_COLOURS.items()},
+                "themes": {
+                    **{name: [rgb(a), rgb(b)] for name, (a, b) in THEME_COLOURS.items()},
+                    OTHER_THEME: None,
+                },
             },
         )
     # The extension's log channel, for whoever reads a failure.
@@ -624,6 +630,11 @@ def test_default_colours_for_light_dark_and_high_contrast_themes(ui: dict[str, A
         colours = [span["color"] for span in seen[name]["spans"]]
         assert rgb(a) in colours and rgb(b) in colours, (name, colours)
         assert seen[name]["screenshot"].endswith(".png")
+    # Elsewhere the fallback scopes still tell neighbours apart.
+    spans = [span for span in seen[OTHER_THEME]["spans"] if span["text"].strip()]
+    colours = [span["color"] for span in spans]
+    assert len(set(colours)) >= 2, colours
+    assert sum(a != b for a, b in itertools.pairwise(colours)) >= len(colours) // 2, colours
 
 
 # ---------------------------------------------------------------------------------------------

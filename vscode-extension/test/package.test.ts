@@ -25,12 +25,17 @@ test('default colours for light, dark and both high-contrast themes, distinct fo
   for (const theme of ['[*Light*]', '[*Dark*]', '[Default High Contrast]', '[Default High Contrast Light]']) {
     const rules = custom[theme]?.rules;
     assert.ok(rules, `${theme} has rules`);
-    assert.equal(custom[theme].enabled, true);
     assert.match(rules.tokenlineA, /^#[0-9a-f]{6}$/i);
     assert.match(rules.tokenlineB, /^#[0-9a-f]{6}$/i);
     assert.notEqual(rules.tokenlineA.toLowerCase(), rules.tokenlineB.toLowerCase());
   }
+  // Other themes colour the two types through TextMate scopes they already style.
   assert.ok(pkg.contributes.semanticTokenScopes[0].scopes.tokenlineA);
+  assert.ok(pkg.contributes.semanticTokenScopes[0].scopes.tokenlineB);
+  // Semantic highlighting on for the default languages whatever the theme says, and nowhere else.
+  for (const lang of ['markdown', 'plaintext', 'prompt']) {
+    assert.equal(pkg.contributes.configurationDefaults[`[${lang}]`]['editor.semanticHighlighting.enabled'], true);
+  }
 });
 
 test('commands in package.json are the ones the extension registers', () => {
