@@ -612,6 +612,16 @@ def test_extension_host_toggle_empties_semantic_tokens(host: dict[str, Any]) -> 
     assert s["on"]["count"] > 0
 
 
+def test_extension_host_copies_token_ids(host: dict[str, Any], tmp_path: Path) -> None:
+    s = _host_step(host, "copyIds")
+    rows = [json.loads(row) for row in s["clipboard"].splitlines()]
+    assert len(rows) == 2, s["clipboard"]
+    assert [len(r) for r in rows] == count_text(tmp_path, s["word"], s["line"])
+    assert all(isinstance(i, int) and i >= 0 for r in rows for i in r)
+    # The word is where the line starts, so its ids start the line's.
+    assert rows[1][: len(rows[0])] == rows[0]
+
+
 def test_extension_host_registers_the_commands(host: dict[str, Any]) -> None:
     cmds = _host_step(host, "commands")["tokenline"]
     for c in (

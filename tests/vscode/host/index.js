@@ -119,6 +119,19 @@ exports.run = async function run() {
     return { off, on, enabledAfterOff };
   });
 
+  await step('copyIds', async () => {
+    // Two selections, the first word of line 0 and all of line 2 (which starts with the same
+    // word): the clipboard gets one JSON array of ids per selection.
+    const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(prompt));
+    const word = editor.document.lineAt(0).text.split(' ')[0];
+    const line = editor.document.lineAt(2);
+    editor.selections = [new vscode.Selection(0, 0, 0, word.length), new vscode.Selection(line.range.start, line.range.end)];
+    await vscode.env.clipboard.writeText('');
+    await vscode.commands.executeCommand('tokenline.copyTokenIds');
+    const text = await poll('token ids on the clipboard', async () => (await vscode.env.clipboard.readText()) || undefined, 15000);
+    return { word, line: line.text, clipboard: text };
+  });
+
   await step('commands', async () => {
     const all = await vscode.commands.getCommands(true);
     return { tokenline: all.filter((c) => c.startsWith('tokenline.')).sort() };
