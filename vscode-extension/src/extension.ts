@@ -2,14 +2,13 @@
 import * as vscode from 'vscode';
 import { Boundaries } from './boundaries';
 import { registerCommands } from './commands';
-import { onDidChangeInterpreter } from './pythonInterpreter';
 import { ServerManager } from './server';
 import { RESTART_KEYS, SECTION, SERVER_KEYS } from './settings';
 import { StatusBar } from './statusBar';
 
 let server: ServerManager | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('Tokenline', { log: true });
   const boundaries = new Boundaries();
   server = new ServerManager(log, boundaries.middleware);
@@ -38,13 +37,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
-  const interpreterWatch = vscode.workspace.getConfiguration(SECTION);
-  if (!interpreterWatch.get<string>('python') && !(interpreterWatch.get<string[]>('server.command') ?? []).length) {
-    void onDidChangeInterpreter(() => {
-      log.info("The Python extension's interpreter changed; restarting the server.");
-      void server?.restart();
-    }, log).then((d) => d && context.subscriptions.push(d));
-  }
   void server.start();
 }
 

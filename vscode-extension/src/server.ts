@@ -21,7 +21,7 @@ import {
 import { DocumentFilter, documentSelector } from './documentSelector';
 import { shellQuote } from './format';
 import { STATUS, Status } from './protocol';
-import { selectedInterpreter } from './pythonInterpreter';
+import { onDidChangeInterpreter, selectedInterpreter } from './pythonInterpreter';
 import { RestartPolicy } from './restartPolicy';
 import { describeSource, importCheckArgs, Launch, pipInstallArgs, resolveLaunch } from './serverCommand';
 import { readSettings, SECTION, serverSettings } from './settings';
@@ -47,6 +47,8 @@ export class ServerManager implements vscode.Disposable {
   private readonly statusEmitter = new vscode.EventEmitter<Status>();
   private readonly clientEmitter = new vscode.EventEmitter<LanguageClient>();
   private currentState: ServerState = 'stopped';
+  /** Restarts the server when the Python extension's interpreter, which it runs on, changes. */
+  private interpreterWatch: vscode.Disposable | undefined;
   private starting: Promise<void> | undefined;
   /** Why the server is not running, for the status bar's tooltip. */
   failure: string | undefined;
@@ -145,6 +147,14 @@ export class ServerManager implements vscode.Disposable {
       workspaceFolder: folder?.uri.fsPath,
     });
     this.log.info(`Server command (from ${describeSource(launch)}): ${shellQuote([launch.command, ...launch.args])}`);
+    if (launch.source === 'python-extension' && !this.interpreterWatch) {
+      this.interpreterWatch = await onDidChangeInterpreter(() => {
+        if (this.currentState !== 'stopped') {
+          this.log.info("The Python extension's interpreter changed; restarting the server.");
+          void this.restart();
+        }
+      }, this.log);
+    }
 
     if (launch.python && !(await this.checkImportable(launch))) {
       return;
@@ -315,6 +325,7 @@ export class ServerManager implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.interpreterWatch?.dispose();
     void this.stop();
     this.stateEmitter.dispose();
     this.statusEmitter.dispose();
