@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -172,10 +171,10 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
         window.LoadFromSerializedProto(window_proto.SerializeToString())
     except Exception as exc:
         raise ModelError(path, f"SentencePiece rejects its window encoder: {_short(exc)}") from None
-    model.encode_full = _ids_encoder(full)
-    model.encode_window = _ids_encoder(window)
-    model.pieces_full = _pieces_encoder(full)
-    model.pieces_window = _pieces_encoder(window)
+    model.sp_full = full
+    model.sp_window = window
+    model.raw_full = _raw_ids_encoder(full)
+    model.raw_window = _raw_ids_encoder(window)
 
     model.incremental, model.mode_note = _incremental_mode(proto, model)
     if not model.incremental:
@@ -240,29 +239,16 @@ def _short(exc: BaseException) -> str:
     return text[-1] if text else type(exc).__name__
 
 
-def _ids_encoder(sp: spm.SentencePieceProcessor) -> Callable[[str], list[int]]:
-    """The fastest exact ids encoder this sentencepiece build offers."""
-    public: Callable[[str], list[int]] = sp.EncodeAsIds
+def _raw_ids_encoder(sp: spm.SentencePieceProcessor) -> Any:
+    """The pybind11 ids encoder behind sp.encode, when this sentencepiece build has the one it
+    was written against (checked on a sample), else None."""
     raw = getattr(getattr(sp, "_processor", None), "_EncodeAsIds", None)
     if raw is None:
-        return public
-
-    def fast(text: str) -> list[int]:
-        ids: list[int] = raw(text, False, 0, 0.0, False, False, False)
-        return ids
-
+        return None
+    probe = "Tokenline ▁ probe  123 \n"
     try:
-        probe = "Tokenline ▁ probe  123 \n"
-        if fast(probe) == public(probe):
-            return fast
+        if raw(probe, False, 0, 0.0, False, False, False) == sp.encode(probe):
+            return raw
     except Exception:
         pass
-    return public
-
-
-def _pieces_encoder(sp: spm.SentencePieceProcessor) -> Callable[[str], list[str]]:
-    def pieces(text: str) -> list[str]:
-        out: list[str] = sp.encode(text, out_type=str, emit_unk_piece=False)
-        return out
-
-    return pieces
+    return None

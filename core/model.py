@@ -45,11 +45,12 @@ class Model:
     # USER_DEFINED pieces of more than one character (None when there are none).
     bpe_matcher: UserMatcher | None
     norm_matcher: UserMatcher | None
-    # Encoders: text -> ids; the full one normalizes, the window one sees normalized text.
-    encode_full: Any
-    encode_window: Any
-    pieces_full: Any
-    pieces_window: Any
+    # SentencePiece processors: the full one normalizes; the window one sees normalized text.
+    sp_full: Any
+    sp_window: Any
+    # Their raw pybind11 ids encoders (skipping the Python wrapper), or None to use encode().
+    raw_full: Any
+    raw_window: Any
 
     def __init__(self) -> None:
         self.name = ""
@@ -71,14 +72,32 @@ class Model:
         self.trivial_normalizer = True
         self.bpe_matcher = None
         self.norm_matcher = None
-        self.encode_full = None
-        self.encode_window = None
-        self.pieces_full = None
-        self.pieces_window = None
+        self.sp_full = None
+        self.sp_window = None
+        self.raw_full = None
+        self.raw_window = None
 
     def __repr__(self) -> str:
         mode = "incremental" if self.incremental else "full re-encode"
         return f"<Model {self.name} {self.model_type} {self.vocab_size} pieces, {mode}>"
+
+    def encode_full(self, text: str) -> list[int]:
+        """SentencePiece's ids for text, normalized as the model says."""
+        raw = self.raw_full
+        if raw is not None:
+            ids: list[int] = raw(text, False, 0, 0.0, False, False, False)
+            return ids
+        out: list[int] = self.sp_full.encode(text)
+        return out
+
+    def encode_window(self, text: str) -> list[int]:
+        """SentencePiece's ids for text that is already normalized."""
+        raw = self.raw_window
+        if raw is not None:
+            ids: list[int] = raw(text, False, 0, 0.0, False, False, False)
+            return ids
+        out: list[int] = self.sp_window.encode(text)
+        return out
 
     def piece(self, token_id: i64) -> str:
         if 0 <= token_id < len(self.pieces):
@@ -105,7 +124,8 @@ class Model:
             out = append(out, ln)
             i += 1
         if need_pieces:
-            pieces: list[str] = self.pieces_window(text) if window else self.pieces_full(text)
+            sp = self.sp_window if window else self.sp_full
+            pieces: list[str] = sp.encode(text, out_type=str, emit_unk_piece=False)
             i = 0
             while i < n:
                 if out[i] < 0:
