@@ -26,6 +26,7 @@ import tracemalloc
 from pathlib import Path
 
 import sentencepiece as spm
+
 from tokenline.core import COMPILED, Document, load_model
 
 HERE = Path(__file__).resolve().parent

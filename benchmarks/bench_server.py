@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import sentencepiece as spm
+
 from tokenline.core import load_model
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -86,17 +86,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load(model_arg: str | None) -> Model:
-    if model_arg and model_arg in bundled_models():
-        return load_model(bundled_models()[model_arg])
-    return load_model(model_arg)
+def load(model_arg: str | None, err: TextIO) -> Model | None:
+    """The model named on the command line (a path or a bundled name); None after saying why."""
+    try:
+        if model_arg and model_arg in bundled_models():
+            return load_model(bundled_models()[model_arg])
+        return load_model(model_arg)
+    except ModelError as exc:
+        err.write(f"tokenline: {exc}\n")
+        return None
 
 
 def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    try:
-        model = load(args.model)
-    except ModelError as exc:
-        err.write(f"tokenline: {exc}\n")
+    model = load(args.model, err)
+    if model is None:
         return EXIT_MODEL
     status = 0
     total = 0
@@ -140,10 +143,8 @@ def render(doc: Document, color: bool) -> str:
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    try:
-        model = load(args.model)
-    except ModelError as exc:
-        err.write(f"tokenline: {exc}\n")
+    model = load(args.model, err)
+    if model is None:
         return EXIT_MODEL
     try:
         text = read_text(args.file)

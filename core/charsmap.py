@@ -11,6 +11,8 @@ from __future__ import annotations
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
+from tokenline.core.rope import utf8_width
+
 
 class CharsmapError(ValueError):
     pass
@@ -61,13 +63,7 @@ class Charsmap:
         while i < limit:
             cp: i64 = ord(text[i])
             # UTF-8 bytes of the character, fed one at a time.
-            nbytes: i64 = 1
-            if cp >= 0x10000:
-                nbytes = 4
-            elif cp >= 0x800:
-                nbytes = 3
-            elif cp >= 0x80:
-                nbytes = 2
+            nbytes: i64 = utf8_width(cp)
             k: i64 = 0
             while k < nbytes:
                 byte: i64

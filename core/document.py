@@ -24,6 +24,7 @@ from typing import Final
 
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
+
 from tokenline.core.model import FLAG_BYTE, Model
 from tokenline.core.normalizer import GeneralNorm, Normalization, TrivialNorm
 from tokenline.core.pairs import PairStore
@@ -312,15 +313,7 @@ class Document:
         if self.model.flags[ids[0]] & FLAG_BYTE:
             while g < n and lens[g] == 0:
                 g += 1
-        if k + g > self.toks.size():
-            return False
-        nb = near if near is not None else Neighborhood(self.toks, k, k + g)
-        i: i64 = 0
-        while i < g:
-            if nb.id(k + i) != ids[i] or nb.length(k + i) != i64(lens[i]):
-                return False
-            i += 1
-        return True
+        return self._same_tokens(ids, lens, 0, k, g, near)
 
     def _right_edge_matches(
         self, ids: list[int], lens: vec[i32], k: i64, near: Neighborhood | None = None
@@ -332,12 +325,18 @@ class Document:
         g: i64 = 1
         while g < n and lens[n - g] == 0:
             g += 1
-        if k - g < 0:
+        return self._same_tokens(ids, lens, n - g, k - g, g, near)
+
+    def _same_tokens(
+        self, ids: list[int], lens: vec[i32], first: i64, k: i64, g: i64, near: Neighborhood | None
+    ) -> bool:
+        """New tokens first..first+g-1 have the ids and lengths of old tokens k..k+g-1."""
+        if k < 0 or k + g > self.toks.size():
             return False
-        nb = near if near is not None else Neighborhood(self.toks, k - g, k)
+        nb = near if near is not None else Neighborhood(self.toks, k, k + g)
         i: i64 = 0
         while i < g:
-            if nb.id(k - g + i) != ids[n - g + i] or nb.length(k - g + i) != i64(lens[n - g + i]):
+            if nb.id(k + i) != ids[first + i] or nb.length(k + i) != i64(lens[first + i]):
                 return False
             i += 1
         return True

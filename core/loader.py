@@ -12,6 +12,7 @@ from typing import Any
 import sentencepiece as spm
 from librt.vecs import append, vec
 from mypy_extensions import i32
+
 from tokenline.core.charsmap import Charsmap, CharsmapError
 from tokenline.core.model import (
     FLAG_BYTE,

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from librt.vecs import vec
 from mypy_extensions import i32, i64
+
 from tokenline.core.charsmap import Charsmap
 from tokenline.core.usermatch import UserMatcher
 
@@ -83,21 +84,11 @@ class Model:
 
     def encode_full(self, text: str) -> list[int]:
         """SentencePiece's ids for text, normalized as the model says."""
-        raw = self.raw_full
-        if raw is not None:
-            ids: list[int] = raw(text, False, 0, 0.0, False, False, False)
-            return ids
-        out: list[int] = self.sp_full.encode(text)
-        return out
+        return _encode(self.raw_full, self.sp_full, text)
 
     def encode_window(self, text: str) -> list[int]:
         """SentencePiece's ids for text that is already normalized."""
-        raw = self.raw_window
-        if raw is not None:
-            ids: list[int] = raw(text, False, 0, 0.0, False, False, False)
-            return ids
-        out: list[int] = self.sp_window.encode(text)
-        return out
+        return _encode(self.raw_window, self.sp_window, text)
 
     def piece(self, token_id: i64) -> str:
         if 0 <= token_id < len(self.pieces):
@@ -132,3 +123,11 @@ class Model:
                     out[i] = i32(len(pieces[i]))
                 i += 1
         return out
+
+
+def _encode(raw: Any, sp: Any, text: str) -> list[int]:
+    if raw is not None:
+        ids: list[int] = raw(text, False, 0, 0.0, False, False, False)
+        return ids
+    out: list[int] = sp.encode(text)
+    return out

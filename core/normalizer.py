@@ -17,6 +17,7 @@ from typing import Final
 
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
+
 from tokenline.core.charsmap import Charsmap
 from tokenline.core.model import Model
 from tokenline.core.pairs import PairStore

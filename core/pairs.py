@@ -13,6 +13,7 @@ from typing import Final
 
 from librt.vecs import append, extend, vec
 from mypy_extensions import i32, i64
+
 from tokenline.core.fenwick import Fenwick
 
 TARGET: Final = 256

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from mypy_extensions import i64
+
 from tokenline.core.fenwick import Fenwick
 
 TARGET: Final = 2048
@@ -38,6 +39,17 @@ def check_text(text: str) -> None:
 
 def count_breaks(s: str) -> i64:
     return s.count("\n") + s.count("\r") - s.count("\r\n")
+
+
+def utf8_width(cp: i64) -> i64:
+    """Bytes of code point cp in UTF-8."""
+    if cp >= 0x10000:
+        return 4
+    if cp >= 0x800:
+        return 3
+    if cp >= 0x80:
+        return 2
+    return 1
 
 
 def units16(s: str) -> i64:
@@ -272,16 +284,7 @@ class TextRope:
         n: i64 = len(chunk)
         while pos < n:
             cp: i64 = ord(chunk[pos])
-            w: i64 = 1
-            if unit == UTF16:
-                if cp >= 0x10000:
-                    w = 2
-            elif cp >= 0x10000:
-                w = 4
-            elif cp >= 0x800:
-                w = 3
-            elif cp >= 0x80:
-                w = 2
+            w: i64 = (2 if cp >= 0x10000 else 1) if unit == UTF16 else utf8_width(cp)
             if rem < w:
                 break
             rem -= w

@@ -22,6 +22,7 @@ from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+
 from tokenline import __version__
 from tokenline.core import COMPILED, Model, ModelError, load_model
 from tokenline.server import diagnostics as diag

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lsprotocol import types
+
 from tokenline.core import Document
 from tokenline.core.model import FLAG_BYTE
 from tokenline.server.settings import Settings

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lsprotocol import types
+
 from tokenline.core import Document
 from tokenline.core.model import FLAG_BYTE, FLAG_SPECIAL, FLAG_UNKNOWN
 from tokenline.server.text import fmt

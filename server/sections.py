@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from lsprotocol import types
+
 from tokenline.core import Document
 from tokenline.server.text import fmt
 

@@ -23,6 +23,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from lsprotocol import types
+
 from tokenline.core import UTF16, UTF32, Document
 from tokenline.core.model import FLAG_BYTE, FLAG_SPECIAL, FLAG_UNKNOWN, FLAG_WHITESPACE
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+
 from tokenline.core import UTF16, Document, Model
 from tokenline.server.text import clean
 

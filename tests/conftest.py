@@ -17,28 +17,15 @@ SHARED = Path(os.environ.get("TOKENLINE_SHARED", ROOT.parent / "shared"))
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 # "ci": bounded and reproducible (the same examples every run); "deep": for long local runs.
-settings.register_profile(
-    "ci",
-    max_examples=25,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
-settings.register_profile(
-    "dev",
-    max_examples=60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
-settings.register_profile(
-    "deep",
-    max_examples=2000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
+for _name, _examples in (("ci", 25), ("dev", 60), ("deep", 2000)):
+    settings.register_profile(
+        _name,
+        max_examples=_examples,
+        derandomize=_name == "ci",
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        print_blob=True,
+    )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if IN_CI else "dev"))
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import sentencepiece as spm
-from tokenline.core import load_model
 
 from tests.conftest import ROOT, shared_file
+from tokenline.core import load_model
 
 PROMPT = ROOT / "examples" / "prompt.md"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 import sentencepiece as spm
-import tokenline.core
-from tokenline.core import COMPILED, Document, ModelError, load_model
 
+import tokenline.core
 from tests.conftest import IN_CI
+from tokenline.core import COMPILED, Document, ModelError, load_model
 
 
 def test_public_names() -> None:

@@ -7,6 +7,7 @@ import math
 import random
 
 import sentencepiece as spm
+
 from tokenline.core import Document, load_model
 
 MODEL = load_model()

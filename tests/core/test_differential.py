@@ -12,11 +12,11 @@ import pytest
 import sentencepiece as spm
 from hypothesis import given
 from hypothesis import strategies as st
-from tokenline.core import Document, load_model
 
 from tests.core import modelkit
 from tests.core.conftest import SHARED_MODELS
 from tests.core.strategies import edit_ops, texts
+from tokenline.core import Document, load_model
 
 ALL_MODELS = (
     SHARED_MODELS

@@ -13,6 +13,7 @@ import pytest
 import sentencepiece as spm
 from librt.vecs import vec
 from mypy_extensions import i32
+
 from tokenline.core import Document, load_model
 from tokenline.core.model import FLAG_BYTE, FLAG_CONTINUATION
 

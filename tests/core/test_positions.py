@@ -6,9 +6,9 @@ import re
 
 from hypothesis import given
 from hypothesis import strategies as st
-from tokenline.core import UTF8, UTF16, UTF32, Document, load_model
 
 from tests.core.strategies import edit_ops
+from tokenline.core import UTF8, UTF16, UTF32, Document, load_model
 
 MODEL = load_model()
 LINE_BREAK = re.compile(r"\r\n|\r|\n")

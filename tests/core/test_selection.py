@@ -8,9 +8,9 @@ import pytest
 import sentencepiece as spm
 from hypothesis import given
 from hypothesis import strategies as st
-from tokenline.core import Document, load_model
 
 from tests.core.strategies import texts
+from tokenline.core import Document, load_model
 
 MODELS = [
     "mistral-7b-v0.1",
