@@ -161,14 +161,22 @@ class Document:
 
     def count(self, start: i64, end: i64) -> i64:
         """Tokens of text[start:end] encoded alone (a selection count)."""
-        return i64(len(self.encode_range(start, end, False)))
+        head, k0, k1, tail = self._encode_range(start, end)
+        return len(head) + (k1 - k0) + len(tail)
 
-    def encode_range(self, start: i64, end: i64, need_ids: bool) -> list[int]:
-        """Token ids of text[start:end] encoded alone.
+    def encode_range(self, start: i64, end: i64) -> list[int]:
+        """Token ids of text[start:end] encoded alone."""
+        head, k0, k1, tail = self._encode_range(start, end)
+        out: list[int] = head
+        out.extend(self.toks.slice_a(k0, k1))
+        out.extend(tail)
+        return out
+
+    def _encode_range(self, start: i64, end: i64) -> tuple[list[int], i64, i64, list[int]]:
+        """text[start:end] encoded alone, as (ids, document tokens [k0, k1), ids).
 
         A long selection reuses the document's tokens in its middle and encodes only windows at
-        its two edges, checked like an edit's. When need_ids is False the middle is returned as
-        placeholders (-1), which is all a count needs.
+        its two edges, checked like an edit's.
         """
         n: i64 = self.rope.length()
         if start < 0:
@@ -176,13 +184,13 @@ class Document:
         if end > n:
             end = n
         if start >= end:
-            return []
+            return [], 0, 0, []
         model = self.model
         if end - start <= DIRECT_COUNT_LIMIT or not model.incremental:
-            return self._encode_full(self.rope.slice(start, end))
+            return self._encode_full(self.rope.slice(start, end)), 0, 0, []
         head, a, b, tail = self.norm.split_range(start, end)
         if a < 0:
-            return self._encode_full(self.rope.slice(start, end))
+            return self._encode_full(self.rope.slice(start, end)), 0, 0, []
         toks = self.toks
         ntok: i64 = toks.size()
         um = model.bpe_matcher
@@ -199,14 +207,14 @@ class Document:
             e_idx: i64 = near_l.boundary_up(ka + step_l)
             f_idx: i64 = near_r.boundary_down(kb - step_r)
             if e_idx >= f_idx:
-                return self._encode_full(self.rope.slice(start, end))
+                return self._encode_full(self.rope.slice(start, end)), 0, 0, []
             if um is not None:
                 # Past f the selection's symbols are cut as the document's only if no
                 # USER_DEFINED match from before f can see the selection's end.
                 while f_idx > e_idx and near_r.start(f_idx) + um.longest - 1 > b:
                     f_idx = near_r.boundary_down(f_idx - 1)
                 if e_idx >= f_idx:
-                    return self._encode_full(self.rope.slice(start, end))
+                    return self._encode_full(self.rope.slice(start, end)), 0, 0, []
             e_pos: i64 = near_l.start(e_idx)
             f_pos: i64 = near_r.start(f_idx)
             left_text = head + self.norm.slice(a, e_pos)
@@ -220,13 +228,7 @@ class Document:
             ) and self._segments_ok(left_text, len(left_text), e_pos, None)
             ok_r = self._left_edge_matches(right_ids, right_lens, f_idx, near_r)
             if ok_l and ok_r:
-                out: list[int] = list(left_ids)
-                if need_ids:
-                    out.extend(toks.slice_a(e_idx, f_idx))
-                else:
-                    out.extend([-1] * int(f_idx - e_idx))
-                out.extend(right_ids)
-                return out
+                return left_ids, e_idx, f_idx, right_ids
             if not ok_l:
                 step_l *= 2
             if not ok_r:

@@ -492,7 +492,7 @@ def register(ls: TokenlineServer) -> None:
         out = []
         for r in _ranges(params):
             a, b = _offsets(st, r, ls.unit)
-            out.append([int(x) for x in st.doc.encode_range(a, b, True)])
+            out.append([int(x) for x in st.doc.encode_range(a, b)])
         return {"ids": out}
 
     @ls.feature(TOKEN_AT)

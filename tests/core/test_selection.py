@@ -51,7 +51,7 @@ def test_long_selection_counts_match_encoding_alone(
     assert doc.count(start, end) == len(expected)
     if doc.model.incremental:
         assert doc.encoded_chars < (end - start) // 2  # the middle was reused, not re-encoded
-    assert doc.encode_range(start, end, True) == expected
+    assert doc.encode_range(start, end) == expected
 
 
 @pytest.mark.parametrize("name", ["mistral-7b-v0.1", "bpe-default", "hand-user"])
@@ -71,4 +71,4 @@ def test_selection_edges_in_odd_places(
     doc = Document(load_model(model_paths[name]), text)
     start = data.draw(st.integers(0, len(prefix) + len(middle)))
     end = data.draw(st.integers(len(text) - len(middle) - len(suffix), len(text)))
-    assert doc.encode_range(start, end, True) == sp.encode(text[start:end])
+    assert doc.encode_range(start, end) == sp.encode(text[start:end])
