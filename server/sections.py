@@ -20,7 +20,11 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd", ".prompt", ".prompty")
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+# Lines that can open a heading or a fence; everything else is skipped at regex speed, so an
+# inlay-hint request after each keystroke does not walk every line in Python.
+_CANDIDATE = re.compile(r"[\r\n] {0,3}[#`~]")
+_FIRST_CANDIDATE = re.compile(r" {0,3}[#`~]")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def is_markdown(uri: str, language_id: str) -> bool:
@@ -30,15 +34,27 @@ def is_markdown(uri: str, language_id: str) -> bool:
     return path.endswith(MARKDOWN_SUFFIXES)
 
 
+def _breaks(text: str, start: int, end: int) -> int:
+    """Line breaks in text[start:end] ("\\r\\n" counts once)."""
+    crlf = text.count("\r\n", start, end)
+    return text.count("\n", start, end) + text.count("\r", start, end) - crlf
+
+
 def headings(text: str) -> list[tuple[int, int, int]]:
     """(line, start offset, end offset of the heading text) of each ATX heading."""
     out: list[tuple[int, int, int]] = []
     fence: str | None = None
-    for line, m in enumerate(_LINE.finditer(text)):
-        s, e = m.span()
-        if s == e and s == len(text):
-            break
-        body = m.group(0).rstrip("\r\n")
+    line = 0
+    counted = 0  # line breaks are counted up to this offset
+    starts = [m.start() + 1 for m in _CANDIDATE.finditer(text)]
+    if _FIRST_CANDIDATE.match(text):
+        starts.insert(0, 0)
+    for s in starts:
+        nl = _LINE_END.search(text, s)
+        end = nl.start() if nl else len(text)
+        line += _breaks(text, counted, s)
+        counted = s
+        body = text[s:end]
         f = _FENCE.match(body)
         if fence is not None:
             if (
@@ -50,8 +66,8 @@ def headings(text: str) -> list[tuple[int, int, int]]:
                 fence = None
         elif f:
             fence = f.group(1)
-        elif body.lstrip(" ").startswith("#") and _HEADING.match(body):
-            out.append((line, s, s + len(body)))
+        elif _HEADING.match(body):
+            out.append((line, s, end))
     return out
 
 
