@@ -108,45 +108,35 @@ class PairStore:
         """Sum of column b over pairs [0, k)."""
         if k >= self.n:
             return self.total_b
-        c, i = self._locate(k)
-        return self.sums_b.prefix(c) + _sum(self.col_b[c], 0, i)
+        return self._start(k, self.sums_b, self.col_b, 0)
 
     def start_a(self, k: i64) -> i64:
         """Sum of column a (shifted) over pairs [0, k)."""
         if k >= self.n:
             return self.total_a
+        return self._start(k, self.sums_a, self.col_a, self.a_shift)
+
+    def _start(self, k: i64, sums: Fenwick, cols: list[vec[i32]], shift: i64) -> i64:
         c, i = self._locate(k)
-        return self.sums_a.prefix(c) + _sum(self.col_a[c], self.a_shift, i)
+        return sums.prefix(c) + _sum(cols[c], shift, i)
 
     def at_b(self, off: i64) -> i64:
         """Index of the pair whose b-range holds off (pairs with b == 0 are never returned);
         size() when off >= the total of b."""
-        if off < 0:
-            off = 0
-        if off >= self.total_b:
-            return self.n
-        c: i64 = self.sums_b.search(off)
-        base: i64 = self.sums_b.prefix(c)
-        col = self.col_b[c]
-        j: i64 = 0
-        while True:
-            w: i64 = i64(col[j])
-            if base + w > off:
-                break
-            base += w
-            j += 1
-        return self.counts.prefix(c) + j
+        return self._at(off, self.total_b, self.sums_b, self.col_b, 0)
 
     def at_a(self, off: i64) -> i64:
         """Like at_b, on column a (shifted)."""
+        return self._at(off, self.total_a, self.sums_a, self.col_a, self.a_shift)
+
+    def _at(self, off: i64, total: i64, sums: Fenwick, cols: list[vec[i32]], shift: i64) -> i64:
         if off < 0:
             off = 0
-        if off >= self.total_a:
+        if off >= total:
             return self.n
-        c: i64 = self.sums_a.search(off)
-        base: i64 = self.sums_a.prefix(c)
-        col = self.col_a[c]
-        shift: i64 = self.a_shift
+        c: i64 = sums.search(off)
+        base: i64 = sums.prefix(c)
+        col = cols[c]
         j: i64 = 0
         while True:
             w: i64 = i64(col[j]) >> shift
