@@ -142,7 +142,6 @@ class GeneralNorm(Normalization):
     tail_orig: i64
     # Units at the end whose output the trailing-space removal shortened.
     tail_units: i64
-    has_suffix: bool
 
     def __init__(self, orig: TextRope, model: Model) -> None:
         super().__init__(orig)
@@ -164,7 +163,6 @@ class GeneralNorm(Normalization):
         self.norm = TextRope("")
         self.tail_orig = 0
         self.tail_units = 0
-        self.has_suffix = False
         self._renormalize(0, 0, orig.length(), 0)
 
     def length(self) -> i64:
@@ -371,8 +369,7 @@ class GeneralNorm(Normalization):
                 self.tail_orig = o0 + _sum_shifted(new_a, len(new_a) - tail_units)
             else:
                 self.tail_orig = orig_len
-            self.has_suffix = self.suffix and (state & STARTED) != 0
-            if self.has_suffix:
+            if self.suffix and (state & STARTED):
                 out = out + (SPACE_SYMBOL if self.escape else " ")
         units.replace(u0, k_sync, new_a, new_b)
         self.norm.replace(n0, n_old_end, out)
