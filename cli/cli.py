@@ -1,74 +1,126 @@
-"""The `tokenline` command: count and show LLM tokens in files, or serve editors over LSP.
+"""The `tokenline` command: count and check LLM tokens in files, show them, serve editors.
 
-Exit codes: 0 success; 1 an input file could not be read (missing, unreadable, binary, not
-UTF-8); 2 bad usage; 3 the tokenizer model could not be loaded.
+Exit codes: 0 success; 1 `check`: a file over its budget (or context window), `count`/`show`: an
+input file could not be read (missing, binary, not UTF-8); 2 bad usage (for `check`, a path that
+does not exist); 3 the tokenizer model or the project configuration cannot be used.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
 from typing import TextIO
 
-from tokenline.core import Document, Model, ModelError, bundled_models, load_model
+from tokenline import __version__
+from tokenline.config import ConfigError
+from tokenline.core import COMPILED, Document, Model, ModelError, bundled_models, load_model
+from tokenline.measure import Measurement, Measurer, Overrides
+from tokenline.report import check_line, check_summary, count_line, json_report
+from tokenline.walk import FileWalker, InputError, read_text
 
+EXIT_OVER = 1
 EXIT_INPUT = 1
 EXIT_USAGE = 2
 EXIT_MODEL = 3
+EXIT_CONFIG = 3
 
 # Two subtle background colours (256-colour palette) that keep text readable on dark and light.
 BACKGROUNDS = ("\x1b[48;5;24m\x1b[38;5;255m", "\x1b[48;5;94m\x1b[38;5;255m")
 RESET = "\x1b[0m"
 DIM = "\x1b[2m"
 
-
-class InputError(Exception):
-    pass
+MODEL_HELP = "a SentencePiece .model file or a bundled model name (default: mistral-7b-v0.1)"
 
 
-def read_text(path: str) -> str:
-    """A file's text, or InputError saying why it is not text the tokenizer can take."""
+def version_text() -> str:
+    """What `--version` prints: like black's, whether the core runs compiled."""
     try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if b"\x00" in data[:8192]:
-        raise InputError(f"{path}: binary file (it contains NUL bytes), not text")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{path}: not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at byte {exc.start})"
-        ) from None
+        sp_version = metadata.version("sentencepiece")
+    except metadata.PackageNotFoundError:
+        sp_version = "unknown"
+    return (
+        f"tokenline {__version__} (compiled: {'yes' if COMPILED else 'no'})\n"
+        f"sentencepiece {sp_version}\n"
+        f"Python ({platform.python_implementation()}) {platform.python_version()}\n"
+    )
+
+
+class _Version(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        sys.stdout.write(version_text())
+        parser.exit()
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a positive number of tokens ("128000", "128,000" or "131_072")."""
+    cleaned = text.strip().replace(",", "").replace("_", "")
+    if not cleaned.isdigit() or int(cleaned) <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, not {text!r}")
+    return int(cleaned)
+
+
+def _add_measure_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help=MODEL_HELP + "; overrides the project configuration")
+    p.add_argument(
+        "--context-window",
+        type=positive_int,
+        metavar="N",
+        help="tokens, for files without a budget (default: the configuration's, else 8192)",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="use this configuration file (pyproject.toml with [tool.tokenline], or "
+        "tokenline.toml) instead of looking up from each file",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tokenline",
-        description="See where an LLM's tokens begin and end, and how many a text has.",
-        epilog="Exit codes: 0 ok, 1 unreadable or binary input, 2 bad usage, 3 bad model.",
+        description="See where an LLM's tokens begin and end, how many a text has, and whether "
+        "files stay within their token budgets.",
+        epilog="Exit codes: 0 ok, 1 over budget (check) or unreadable input (count, show), "
+        "2 bad usage, 3 bad model or bad configuration.",
+    )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print the version, whether the core is compiled and the sentencepiece version",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    model_help = "a SentencePiece .model file or a bundled model name (default: mistral-7b-v0.1)"
     p_count = sub.add_parser("count", help="print the token count of each file")
-    p_count.add_argument("files", nargs="+", metavar="FILE", help="files to count ('-' is stdin)")
-    p_count.add_argument("--model", help=model_help)
+    p_count.add_argument(
+        "paths", nargs="+", metavar="PATH", help="files and directories ('-' is stdin)"
+    )
+    _add_measure_options(p_count)
+
+    p_check = sub.add_parser(
+        "check", help="fail (exit 1) when a file is over its token budget or context window"
+    )
+    p_check.add_argument(
+        "paths",
+        nargs="*",
+        default=["."],
+        metavar="PATH",
+        help="files and directories (default: the current directory)",
+    )
+    _add_measure_options(p_check)
 
     p_show = sub.add_parser("show", help="print a file with its token boundaries coloured")
     p_show.add_argument("file", metavar="FILE", help="the file to show ('-' is stdin)")
-    p_show.add_argument("--model", help=model_help)
+    p_show.add_argument("--model", help=MODEL_HELP)
     p_show.add_argument(
         "--context-window", type=int, default=8192, metavar="N", help="tokens (default 8192)"
     )
@@ -97,27 +149,72 @@ def load(model_arg: str | None, err: TextIO) -> Model | None:
         return None
 
 
+@dataclass
+class Run:
+    """One `count` or `check` over the paths given: what was measured, skipped, or failed."""
+
+    measured: list[Measurement] = field(default_factory=list)
+    skipped: int = 0
+    unreadable: int = 0
+    # Set when the run had to stop: the exit code.
+    fatal: int | None = None
+
+
+def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Measurement]:
+    """Measures every file of args.paths, reporting problems on `err` and recording them in
+    `run`; stops at the first bad configuration or model (the whole run would be wrong)."""
+    try:
+        measurer = Measurer(Overrides(args.model, args.context_window, args.config))
+        for found in FileWalker().files(args.paths):
+            try:
+                m = measurer.measure(found.path)
+            except InputError as exc:
+                if found.named:
+                    err.write(f"tokenline: {exc}\n")
+                    run.unreadable += 1
+                else:
+                    run.skipped += 1
+                continue
+            run.measured.append(m)
+            yield m
+    except FileNotFoundError as exc:
+        err.write(f"tokenline: {exc.args[0]}: no such file or directory\n")
+        run.fatal = EXIT_USAGE if args.command == "check" else EXIT_INPUT
+    except (ConfigError, ModelError) as exc:
+        err.write(f"tokenline: {exc}\n")
+        run.fatal = EXIT_CONFIG
+
+
 def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    model = load(args.model, err)
-    if model is None:
-        return EXIT_MODEL
-    status = 0
-    total = 0
-    counted = 0
-    for path in args.files:
-        try:
-            text = read_text(path)
-        except InputError as exc:
-            err.write(f"tokenline: {exc}\n")
-            status = EXIT_INPUT
-            continue
-        n = len(Document(model, text))
-        total += n
-        counted += 1
-        out.write(f"{n:>10,}  {path}\n")
-    if counted > 1:
-        out.write(f"{total:>10,}  total\n")
-    return status
+    run = Run()
+    for m in measurements(args, run, err):
+        if not args.json:
+            out.write(count_line(m) + "\n")
+    if run.fatal is not None:
+        return run.fatal
+    if args.json:
+        out.write(json_report(run.measured))
+    elif len(run.measured) > 1:
+        out.write(f"{sum(m.tokens for m in run.measured):>10,}  total\n")
+    return EXIT_INPUT if run.unreadable else 0
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    run = Run()
+    over = 0
+    for m in measurements(args, run, err):
+        if m.over:
+            over += 1
+            if not args.json:
+                out.write(check_line(m) + "\n")
+    if run.fatal is not None:
+        return run.fatal
+    if args.json:
+        out.write(json_report(run.measured))
+    else:
+        # Named files that are not text are skipped like binary files found in a walk.
+        err.write(check_summary(len(run.measured), over, run.skipped + run.unreadable) + "\n")
+    return EXIT_OVER if over else 0
 
 
 def render(doc: Document, color: bool) -> str:
@@ -185,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "count":
             return cmd_count(args, sys.stdout, sys.stderr)
+        if args.command == "check":
+            return cmd_check(args, sys.stdout, sys.stderr)
         if args.command == "show":
             return cmd_show(args, sys.stdout, sys.stderr)
         return cmd_serve(args)

@@ -1,0 +1,147 @@
+"""Benchmark of `tokenline check` on a generated repository of 2,000 prompt files, against a
+baseline measured in the same run: reading the same files and encoding each with sentencepiece
+directly (no configuration, no walk, no .gitignore).
+
+The repository: 2,000 UTF-8 files of English prose (slices of Botchan, 200 B to 16 KB, log-uniform)
+in nested folders, a pyproject.toml with four budgets, a .gitignore that hides a build/ folder of
+200 more files, and 50 binary files. Every figure is a median over several runs; the machine is
+shared and noisy, so the ratio between numbers of the same run is what to read.
+
+    python benchmarks/bench_check.py [--files 2000] [--runs 5] [--out benchmarks/results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import math
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import sentencepiece as spm
+
+from tokenline.cli import main
+from tokenline.core import COMPILED, load_model
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parent.parent / "shared" / "corpora" / "botchan.txt"
+FOLDERS = ["prompts/system", "prompts/fewshot/en", "prompts/fewshot/ja", "rag/chunks", "notes"]
+PYPROJECT = """[tool.tokenline]
+context-window = 8192
+
+[tool.tokenline.budgets]
+"prompts/system/*.md" = 2000
+"prompts/**/*.md" = 3000
+"rag/chunks/*.txt" = 1500
+"*.md" = 4000
+"""
+
+
+def make_repo(root: Path, n_files: int, corpus: str, seed: int = 7) -> None:
+    """The repository described in the module docstring."""
+    rng = random.Random(seed)
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    (root / ".gitignore").write_text("build/\n*.bin\n", encoding="utf-8")
+    for i in range(n_files):
+        folder = root / FOLDERS[i % len(FOLDERS)] / f"group{i % 17}"
+        folder.mkdir(parents=True, exist_ok=True)
+        size = int(math.exp(rng.uniform(math.log(200), math.log(16_000))))
+        start = rng.randrange(0, len(corpus) - size)
+        ext = ".txt" if folder.parts[-2] == "chunks" else ".md"
+        (folder / f"file{i:04d}{ext}").write_text(corpus[start : start + size], encoding="utf-8")
+    build = root / "build"
+    build.mkdir()
+    for i in range(200):
+        (build / f"generated{i}.md").write_text(corpus[:2000], encoding="utf-8")
+    for i in range(50):
+        (root / "notes" / f"image{i}.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00" + bytes(range(256)))
+
+
+def median_seconds(fn: Callable[[], object], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def check_in_process(root: Path) -> list[dict[str, object]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["check", "--json", str(root)])
+    assert code in (0, 1), code
+    result: list[dict[str, object]] = json.loads(out.getvalue())
+    return result
+
+
+def baseline(paths: list[str], sp: spm.SentencePieceProcessor) -> int:
+    total = 0
+    for p in paths:
+        with open(p, encoding="utf-8") as fh:
+            total += len(sp.encode(fh.read()))
+    return total
+
+
+def run(n_files: int, runs: int) -> dict[str, object]:
+    corpus = CORPUS.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_repo(root, n_files, corpus)
+        results = check_in_process(root)
+        paths = [str(r["path"]) for r in results]
+        # The prompts, pyproject.toml and .gitignore; not build/ (ignored) nor the images.
+        assert len(paths) == n_files + 2, f"check saw {len(paths)} files, not {n_files} + 2"
+        sp = spm.SentencePieceProcessor(model_file=load_model().path)
+        # The counts are sentencepiece's, file by file.
+        for r in results[:: max(1, n_files // 100)]:
+            text = Path(str(r["path"])).read_text(encoding="utf-8")
+            assert r["tokens"] == len(sp.encode(text)), r["path"]
+        t_check = median_seconds(lambda: check_in_process(root), runs)
+        t_base = median_seconds(lambda: baseline(paths, sp), runs)
+        cmd = [sys.executable, "-m", "tokenline", "check", str(root)]
+        t_cli = median_seconds(lambda: subprocess.run(cmd, capture_output=True), runs)
+        t_start = median_seconds(
+            lambda: subprocess.run(
+                [sys.executable, "-m", "tokenline", "--version"], capture_output=True
+            ),
+            runs,
+        )
+    return {
+        "files": len(paths),
+        "characters": sum(int(r["characters"]) for r in results),
+        "tokens": sum(int(r["tokens"]) for r in results),
+        "over": sum(1 for r in results if r["over"]),
+        "compiled": COMPILED,
+        "runs": runs,
+        "check_in_process_s": round(t_check, 3),
+        "baseline_sentencepiece_s": round(t_base, 3),
+        "ratio": round(t_check / t_base, 2),
+        "check_command_s": round(t_cli, 3),
+        "interpreter_start_s": round(t_start, 3),
+    }
+
+
+def main_() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    args = ap.parse_args()
+    r = run(args.files, args.runs)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "check.json").write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(r, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main_())
