@@ -1,0 +1,93 @@
+"""The `tokenline-check` hook through pre-commit itself: a project adds this repository to its
+.pre-commit-config.yaml, commits a prompt over its budget, is refused, trims it, commits.
+
+pre-commit clones this checkout at its HEAD commit and pip-installs it into an environment of its
+own, so what is tested is the committed tree (CI runs on a fresh clone: exactly that). The
+install builds the package: TOKENLINE_NO_MYPYC=1 skips the mypyc compile of the core, which takes
+a minute or more on a busy 2-core machine and is not what this test is about (the compiled build
+is tested by every other test); everything else, sentencepiece included, comes from PyPI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sentencepiece as spm
+
+from tests.conftest import IN_CI, ROOT
+from tokenline.core import load_model
+
+BUDGET = 40
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+def head_of_checkout() -> str:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        message = f"{ROOT} is not a git checkout with git installed: pre-commit cannot clone it"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_hook_refuses_an_over_budget_prompt_and_accepts_it_trimmed(tmp_path: Path) -> None:
+    rev = head_of_checkout()
+    project = tmp_path / "project"
+    project.mkdir()
+    bin_dir = Path(sys.executable).parent
+    env = dict(
+        os.environ,
+        PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
+        TOKENLINE_NO_MYPYC="1",
+        PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
+    (project / "pyproject.toml").write_text(
+        f'[tool.tokenline.budgets]\n"prompts/*.md" = {BUDGET}\n', encoding="utf-8"
+    )
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {ROOT}\n    rev: {rev}\n    hooks:\n      - id: tokenline-check\n",
+        encoding="utf-8",
+    )
+    for cmd in (["git", "init", "-q"], [sys.executable, "-m", "pre_commit", "install"]):
+        done = run(cmd, project, env)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    prompt = project / "prompts" / "system.md"
+    prompt.parent.mkdir()
+    long_text = "You are a careful assistant. Answer in one short paragraph.\n" * 8
+    prompt.write_text(long_text, encoding="utf-8")
+    sp = spm.SentencePieceProcessor(model_file=load_model().path)
+    tokens = len(sp.encode(long_text))
+    assert tokens > BUDGET
+    run(["git", "add", "-A"], project, env)
+    refused = run(["git", "commit", "-q", "-m", "long prompt"], project, env)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    expected = os.path.join("prompts", "system.md")
+    assert (
+        f"{expected}: {tokens:,} tokens, {tokens - BUDGET:,} over the budget of {BUDGET} "
+        "(prompts/*.md)"
+    ) in output
+
+    short_text = "You are a careful assistant.\n"
+    prompt.write_text(short_text, encoding="utf-8")
+    assert len(sp.encode(short_text)) <= BUDGET
+    run(["git", "add", "-A"], project, env)
+    accepted = run(["git", "commit", "-q", "-m", "short prompt"], project, env)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    log = run(["git", "log", "--format=%s"], project, env)
+    assert log.stdout.split("\n")[0] == "short prompt"
