@@ -2,10 +2,10 @@
 .pre-commit-config.yaml, commits a prompt over its budget, is refused, trims it, commits.
 
 pre-commit clones this checkout at its HEAD commit and pip-installs it into an environment of its
-own, so what is tested is the committed tree (CI runs on a fresh clone: exactly that). The
-install builds the package: TOKENLINE_NO_MYPYC=1 skips the mypyc compile of the core, which takes
-a minute or more on a busy 2-core machine and is not what this test is about (the compiled build
-is tested by every other test); everything else, sentencepiece included, comes from PyPI.
+own, so what is tested is the committed tree (CI runs on a fresh clone: exactly that). That
+install builds the package as users get it, the core compiled with mypyc: measured on the 2-core
+machine, about 18 s for a fresh clone against 8 s with TOKENLINE_NO_MYPYC=1, so the test keeps
+the real build. Dependencies come from PyPI (or pip's cache).
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ def test_hook_refuses_an_over_budget_prompt_and_accepts_it_trimmed(tmp_path: Pat
     env = dict(
         os.environ,
         PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
-        TOKENLINE_NO_MYPYC="1",
         PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         GIT_AUTHOR_NAME="t",
         GIT_AUTHOR_EMAIL="t@example.com",
