@@ -37,10 +37,19 @@ export function budgetLevel(tokens: number, contextWindow: number, warnAt: numbe
   return 'ok';
 }
 
-/** `1,234 / 8,192 tokens`, or with a selection `Sel 56 · 1,234 / 8,192`. */
-export function statusText(tokens: number, contextWindow: number, selection?: number): string {
-  const budget = `${formatCount(tokens)} / ${formatCount(contextWindow)}`;
-  return selection === undefined ? `${budget} tokens` : `Sel ${formatCount(selection)} · ${budget}`;
+/** What a document's count is held to: its project budget when it has one, else the window. */
+export function limitOf(s: Pick<Status, 'contextWindow' | 'budget'>): number {
+  return s.budget ?? s.contextWindow;
+}
+
+/**
+ * `1,234 / 8,192 tokens`, or with a selection `Sel 56 · 1,234 / 8,192`; against a project budget
+ * `1,234 / 2,000 tokens (budget)` and `Sel 56 · 1,234 / 2,000 (budget)`.
+ */
+export function statusText(tokens: number, limit: number, selection?: number, isBudget = false): string {
+  const counts = `${formatCount(tokens)} / ${formatCount(limit)}`;
+  const tail = isBudget ? ' (budget)' : '';
+  return selection === undefined ? `${counts} tokens${tail}` : `Sel ${formatCount(selection)} · ${counts}${tail}`;
 }
 
 export interface TooltipInput {
@@ -54,14 +63,18 @@ export interface TooltipInput {
 
 export function tooltipText(t: TooltipInput): string {
   const s = t.status;
-  const lines = [
-    `Tokenline: ${tokens(s.tokens)}`,
-    `Model: ${s.model || 'default'}`,
-    `Context window: ${tokens(s.contextWindow)} (${formatPercent(s.tokens, s.contextWindow)} used)`,
-  ];
-  const level = budgetLevel(s.tokens, s.contextWindow, t.warnAt);
+  const limit = limitOf(s);
+  const lines = [`Tokenline: ${tokens(s.tokens)}`, `Model: ${s.model || 'default'}`];
+  if (s.budget !== undefined) {
+    const from = s.budgetPattern ? ` for ${s.budgetPattern}` : '';
+    lines.push(`Budget: ${tokens(s.budget)}${from} (${formatPercent(s.tokens, s.budget)} used)`);
+    lines.push(`Context window: ${tokens(s.contextWindow)}`);
+  } else {
+    lines.push(`Context window: ${tokens(s.contextWindow)} (${formatPercent(s.tokens, s.contextWindow)} used)`);
+  }
+  const level = budgetLevel(s.tokens, limit, t.warnAt);
   if (level === 'error') {
-    lines.push(`Over the window by ${tokens(s.tokens - s.contextWindow)}`);
+    lines.push(`Over the ${s.budget !== undefined ? 'budget' : 'window'} by ${tokens(s.tokens - limit)}`);
   } else if (level === 'warning') {
     lines.push(`At or above the warning threshold (${formatPercent(t.warnAt, 1)})`);
   }

@@ -28,6 +28,12 @@ export interface Status {
   contextWindow: number;
   model: string;
   compiled: boolean;
+  /** The file's token budget from the project configuration, when one applies. */
+  budget?: number;
+  /** The glob of the project configuration that gave the budget. */
+  budgetPattern?: string;
+  /** The effective warnAt (the user's setting, else the project's, else 0.9). */
+  warnAt?: number;
 }
 
 /** `tokenline/count`: for each range, the token count of its text encoded alone. */

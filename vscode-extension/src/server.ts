@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import {
   CloseAction,
   CloseHandlerResult,
+  ConfigurationRequest,
   DidChangeConfigurationNotification,
   ErrorAction,
   ErrorHandlerResult,
@@ -24,7 +25,26 @@ import { STATUS, Status } from './protocol';
 import { onDidChangeInterpreter, selectedInterpreter } from './pythonInterpreter';
 import { RestartPolicy } from './restartPolicy';
 import { describeSource, importCheckArgs, Launch, pipInstallArgs, resolveLaunch } from './serverCommand';
-import { readSettings, SECTION, serverSettings } from './settings';
+import { explicitServerSettings, readSettings, SECTION } from './settings';
+
+/**
+ * Answers the server's `workspace/configuration` for the `tokenline` section with the settings
+ * the user set (no package.json defaults), so that user settings win over the project
+ * configuration and the project configuration wins over the defaults; other sections as usual.
+ */
+const answerConfiguration: ConfigurationRequest.MiddlewareSignature = async (params, token, next) => {
+  const answers = await next(params, token);
+  if (!Array.isArray(answers)) {
+    return answers;
+  }
+  return params.items.map((item, i) => {
+    if (item.section !== SECTION) {
+      return answers[i];
+    }
+    const scope = item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined;
+    return explicitServerSettings(vscode.workspace.getConfiguration(SECTION, scope));
+  });
+};
 
 export type ServerState = 'stopped' | 'starting' | 'running' | 'failed';
 
@@ -112,7 +132,7 @@ export class ServerManager implements vscode.Disposable {
   sendSettings(): void {
     const c = this.languageClient;
     if (c) {
-      const settings = serverSettings(readSettings(vscode.workspace.getConfiguration(SECTION)));
+      const settings = explicitServerSettings(vscode.workspace.getConfiguration(SECTION));
       void c.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: settings } });
     }
   }
@@ -167,11 +187,12 @@ export class ServerManager implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: this.selector,
-      initializationOptions: serverSettings(settings),
+      // Only what the user set: the project configuration fills the rest on the server.
+      initializationOptions: explicitServerSettings(vscode.workspace.getConfiguration(SECTION, folder?.uri)),
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      middleware: this.middleware,
+      middleware: { ...this.middleware, workspace: { configuration: answerConfiguration } },
       errorHandler: {
         error: (): ErrorHandlerResult => ({ action: ErrorAction.Continue }),
         closed: (): CloseHandlerResult => this.onClosed(),

@@ -86,9 +86,45 @@ export function readSettings(cfg: ConfigView): Settings {
   };
 }
 
-/** The `tokenline` section as the server expects it (initializationOptions, didChangeConfiguration). */
+/**
+ * The server settings with every default filled in: what the server uses when neither the user nor
+ * the project configuration sets a key (package.json's defaults and the server's agree).
+ */
 export function serverSettings(s: Settings): ServerSettings {
   return { model: s.model, contextWindow: s.contextWindow, warnAt: s.warnAt, sectionCounts: s.sectionCounts };
+}
+
+/** What `vscode.WorkspaceConfiguration.inspect(key)` tells about one setting. */
+export interface Inspected<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/** A view that can tell a value the user set from a default; a plain object works in tests. */
+export interface InspectView {
+  inspect<T>(key: string): Inspected<T> | undefined;
+}
+
+/**
+ * The server settings the user has set (user, workspace or folder settings), without the
+ * package.json defaults: the server fills what is left unset from the project configuration
+ * (`[tool.tokenline]` in pyproject.toml, docs/configuration.md), then its own defaults, which are
+ * these same defaults. An empty model is unset too. Values are passed as written: the server
+ * validates them and says what it ignores.
+ */
+export function explicitServerSettings(cfg: InspectView): Partial<ServerSettings> {
+  const out: Record<string, unknown> = {};
+  for (const key of SERVER_KEYS) {
+    const i = cfg.inspect<unknown>(key);
+    const v = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+    if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) {
+      continue;
+    }
+    out[key] = typeof v === 'string' ? v.trim() : v;
+  }
+  return out as Partial<ServerSettings>;
 }
 
 /** Parses what a user types as a context window ("128000", "128,000", "131_072"). */

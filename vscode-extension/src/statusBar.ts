@@ -1,9 +1,10 @@
-// The status bar item: `1,234 / 8,192 tokens` for the active editor, `Sel 56 · 1,234 / 8,192` with a
+// The status bar item: `1,234 / 8,192 tokens` for the active editor (`1,234 / 2,000 tokens (budget)`
+// when the project configuration gives the file a budget), `Sel 56 · 1,234 / 8,192` with a
 // selection, warning/error colours, a tooltip with the details; a click opens the model and
 // context-window picker. It renders the server's `tokenline/status` notifications and asks
 // `tokenline/count` for selections, asynchronously, so typing never waits on it.
 import * as vscode from 'vscode';
-import { budgetLevel, statusText, tooltipText } from './format';
+import { budgetLevel, limitOf, statusText, tooltipText } from './format';
 import { asRange, COUNT, CountParams, CountResult, Status } from './protocol';
 import type { ServerManager } from './server';
 import { readSettings, SECTION } from './settings';
@@ -139,9 +140,11 @@ export class StatusBar implements vscode.Disposable {
       item.show();
       return;
     }
-    const warnAt = readSettings(vscode.workspace.getConfiguration(SECTION, doc.uri)).warnAt;
+    // The server's warnAt includes the project configuration's; older servers do not send it.
+    const warnAt = status.warnAt ?? readSettings(vscode.workspace.getConfiguration(SECTION, doc.uri)).warnAt;
     const sel = this.selection?.uri === status.uri ? this.selection : undefined;
-    item.text = statusText(status.tokens, status.contextWindow, sel?.total);
+    const limit = limitOf(status);
+    item.text = statusText(status.tokens, limit, sel?.total, status.budget !== undefined);
     item.tooltip = tooltipText({
       status,
       warnAt,
@@ -149,7 +152,7 @@ export class StatusBar implements vscode.Disposable {
       selectionRanges: sel?.ranges,
       pending: status.version !== null && status.version < doc.version,
     });
-    const level = budgetLevel(status.tokens, status.contextWindow, warnAt);
+    const level = budgetLevel(status.tokens, limit, warnAt);
     item.backgroundColor =
       level === 'error'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { budgetLevel, formatCount, formatPercent, idsText, shellQuote, statusText, tokenAtText, tooltipText } from '../src/format';
+import {
+  budgetLevel,
+  formatCount,
+  formatPercent,
+  idsText,
+  limitOf,
+  shellQuote,
+  statusText,
+  tokenAtText,
+  tooltipText,
+} from '../src/format';
 import type { Status } from '../src/protocol';
 
 const status: Status = {
@@ -17,6 +27,20 @@ test('status bar text', () => {
   assert.equal(statusText(0, 8192), '0 / 8,192 tokens');
   assert.equal(statusText(1234, 8192, 56), 'Sel 56 · 1,234 / 8,192');
   assert.equal(statusText(1234567, 1048576, 0), 'Sel 0 · 1,234,567 / 1,048,576');
+  assert.equal(statusText(1234, 2000, undefined, true), '1,234 / 2,000 tokens (budget)');
+  assert.equal(statusText(1234, 2000, 56, true), 'Sel 56 · 1,234 / 2,000 (budget)');
+});
+
+test('a project budget is the limit when the server sends one', () => {
+  assert.equal(limitOf(status), 8192);
+  assert.equal(limitOf({ ...status, budget: 2000 }), 2000);
+  const budgeted: Status = { ...status, tokens: 2345, budget: 2000, budgetPattern: 'prompts/system/*.md' };
+  const t = tooltipText({ status: budgeted, warnAt: 0.9 });
+  assert.match(t, /Budget: 2,000 tokens for prompts\/system\/\*\.md \(117\.2% used\)/);
+  assert.match(t, /Context window: 8,192 tokens\n/);
+  assert.match(t, /Over the budget by 345 tokens/);
+  assert.equal(budgetLevel(1900, limitOf(budgeted), 0.9), 'warning');
+  assert.doesNotMatch(tooltipText({ status, warnAt: 0.9 }), /Budget/);
 });
 
 test('counts are grouped like the server diagnostics', () => {

@@ -4,6 +4,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   ConfigView,
+  explicitServerSettings,
+  Inspected,
   normalizeContextWindow,
   normalizeWarnAt,
   parseContextWindow,
@@ -96,4 +98,18 @@ test('context windows typed by a person', () => {
   assert.equal(parseContextWindow('8k'), undefined);
   assert.equal(parseContextWindow('1.5'), undefined);
   assert.equal(parseContextWindow(''), undefined);
+});
+
+test('the server is sent only what the user set, so the project configuration fills the rest', () => {
+  const settings: Record<string, Inspected<unknown>> = {
+    model: { defaultValue: '', globalValue: '  ' },
+    contextWindow: { defaultValue: 8192, globalValue: 4096, workspaceFolderValue: 32768 },
+    warnAt: { defaultValue: 0.9 },
+    sectionCounts: { defaultValue: true, workspaceValue: false },
+  };
+  const inspect = { inspect: <T>(key: string) => settings[key] as Inspected<T> | undefined };
+  assert.deepEqual(explicitServerSettings(inspect), { contextWindow: 32768, sectionCounts: false });
+  settings.model = { defaultValue: '', workspaceValue: ' llama-2 ' };
+  assert.deepEqual(explicitServerSettings(inspect).model, 'llama-2');
+  assert.deepEqual(explicitServerSettings({ inspect: () => undefined }), {});
 });
