@@ -25,6 +25,7 @@ from pygls.protocol.language_server import lsp_method
 
 from tokenline import __version__
 from tokenline.core import COMPILED, Model, ModelError, load_model
+from tokenline.server import budgets as bud
 from tokenline.server import diagnostics as diag
 from tokenline.server import hover as hov
 from tokenline.server import sections as sec
@@ -90,9 +91,11 @@ class TokenlineServer(LanguageServer):
         self.store = Store()
         self.models = ModelCache()
         self.unit = unit_of("utf-16")
-        # Setting sources, lowest precedence first: initializationOptions, the global
-        # configuration (pulled or pushed), each workspace folder's configuration.
-        self.init_settings = Settings()
+        # Setting sources, lowest precedence first: the project configuration (pyproject.toml
+        # [tool.tokenline], in self.project), initializationOptions, the global configuration
+        # (pulled or pushed), each workspace folder's configuration.
+        self.init_raw: object = None
+        self.project = bud.ProjectSettings(lambda m: self.show(types.MessageType.Warning, m))
         self.global_raw: object = None
         self.folder_raw: dict[str, object] = {}
         self.pending: set[str] = set()
@@ -104,6 +107,7 @@ class TokenlineServer(LanguageServer):
         self.can_pull_config = False
         self.can_refresh_semantic = False
         self.can_refresh_inlay = False
+        self.can_watch_files = False
         self.initialized_done = False
         register(self)
 
@@ -143,14 +147,11 @@ class TokenlineServer(LanguageServer):
         return best
 
     def settings_for(self, uri: str | None) -> Settings:
-        s = self.init_settings
-        problems: list[str] = []
-        s, p = s.overlay(self.global_raw)
-        problems += p
+        layers = [self.init_raw, self.global_raw]
         folder = self.folder_of(uri) if uri else None
         if folder is not None and folder in self.folder_raw:
-            s, p = s.overlay(self.folder_raw[folder])
-            problems += p
+            layers.append(self.folder_raw[folder])
+        s, problems = self.project.settings(_uri_path(uri) if uri else None, layers)
         for msg in problems:
             self._warn_once(msg)
         return s
@@ -269,6 +270,7 @@ class TokenlineServer(LanguageServer):
                 "contextWindow": s.context_window,
                 "model": doc.model.name,
                 "compiled": COMPILED,
+                **bud.status_fields(s),
             },
         )
         diags = diag.compute(doc, s, self.unit)
@@ -337,8 +339,8 @@ def register(ls: TokenlineServer) -> None:
     @ls.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams) -> None:
         ls.unit = unit_of(str(ls.workspace.position_encoding or "utf-16"))
-        s, problems = ls.init_settings.overlay(params.initialization_options)
-        ls.init_settings = s
+        _, problems = Settings().overlay(params.initialization_options)
+        ls.init_raw = params.initialization_options
         for p in problems:
             log.warning("initializationOptions: %s", p)
         caps = params.capabilities
@@ -348,6 +350,8 @@ def register(ls: TokenlineServer) -> None:
             ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support
         )
         ls.can_refresh_inlay = bool(ws and ws.inlay_hint and ws.inlay_hint.refresh_support)
+        watch = ws.did_change_watched_files if ws else None
+        ls.can_watch_files = bool(watch and watch.dynamic_registration)
         log.info(
             "tokenline %s (core %s) initialized; position encoding %s",
             __version__,
@@ -358,6 +362,8 @@ def register(ls: TokenlineServer) -> None:
     @ls.feature(types.INITIALIZED)
     async def initialized(params: types.InitializedParams) -> None:
         ls.initialized_done = True
+        if ls.can_watch_files:
+            await bud.watch_config_files(ls)
         await ls.pull_configuration()
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -369,9 +375,16 @@ def register(ls: TokenlineServer) -> None:
         ):
             ls.global_raw = settings
         ls._model_errors_shown.clear()
+        ls.project.reload()
         if ls.can_pull_config:
             await ls.pull_configuration()
         else:
+            ls.apply_settings()
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
+        if any(bud.is_config_file(_uri_path(c.uri)) for c in params.changes):
+            ls.project.reload()
             ls.apply_settings()
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

@@ -1,4 +1,5 @@
-"""The context-window diagnostics: an Error over what does not fit, a Warning when close."""
+"""The limit diagnostics: an Error over what does not fit, a Warning when close. The limit is the
+document's budget from the project configuration when it has one, else the context window."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from tokenline.server.text import fmt
 SOURCE = "tokenline"
 CODE_OVER = "context-window"
 CODE_NEAR = "context-window-near"
+CODE_OVER_BUDGET = "budget"
+CODE_NEAR_BUDGET = "budget-near"
 
 
 def first_beyond(doc: Document, context_window: int) -> int:
@@ -31,32 +34,34 @@ def first_beyond(doc: Document, context_window: int) -> int:
 
 def compute(doc: Document, settings: Settings, unit: int) -> list[types.Diagnostic]:
     total = len(doc)
-    window = settings.context_window
-    if total > window:
-        start = first_beyond(doc, window)
+    limit = settings.limit
+    budget = settings.budget is not None
+    if budget:
+        name = f"{fmt(limit)}-token budget for {settings.budget_pattern}"
+        near = f"the budget for {settings.budget_pattern}"
+    else:
+        name, near = f"{fmt(limit)}-token context window", "the context window"
+    if total > limit:
+        start = first_beyond(doc, limit)
         sl, sc = doc.position(start, unit)
         el, ec = doc.position(doc.length(), unit)
-        over = total - window
         return [
             types.Diagnostic(
                 range=types.Range(
                     start=types.Position(line=int(sl), character=int(sc)),
                     end=types.Position(line=int(el), character=int(ec)),
                 ),
-                message=(
-                    f"Beyond the {fmt(window)}-token context window: {fmt(total)} tokens, "
-                    f"{fmt(over)} over"
-                ),
+                message=f"Beyond the {name}: {fmt(total)} tokens, {fmt(total - limit)} over",
                 severity=types.DiagnosticSeverity.Error,
                 source=SOURCE,
-                code=CODE_OVER,
+                code=CODE_OVER_BUDGET if budget else CODE_OVER,
             )
         ]
     if total >= settings.warn_threshold():
         last = int(doc.line_count()) - 1
         el, ec = doc.position(doc.length(), unit)
-        pct = round(100 * total / window)
-        if total < window:
+        pct = round(100 * total / limit)
+        if total < limit:
             pct = min(pct, 99)
         return [
             types.Diagnostic(
@@ -64,12 +69,10 @@ def compute(doc: Document, settings: Settings, unit: int) -> list[types.Diagnost
                     start=types.Position(line=last, character=0),
                     end=types.Position(line=int(el), character=int(ec)),
                 ),
-                message=(
-                    f"{fmt(total)} of {fmt(window)} tokens ({pct}%): close to the context window"
-                ),
+                message=f"{fmt(total)} of {fmt(limit)} tokens ({pct}%): close to {near}",
                 severity=types.DiagnosticSeverity.Warning,
                 source=SOURCE,
-                code=CODE_NEAR,
+                code=CODE_NEAR_BUDGET if budget else CODE_NEAR,
             )
         ]
     return []

@@ -27,6 +27,10 @@ class Settings:
     context_window: int = DEFAULT_CONTEXT_WINDOW
     warn_at: float = DEFAULT_WARN_AT
     section_counts: bool = True
+    # From the project configuration only (tokenline.config): the document's token budget and
+    # the glob that gave it. A budget replaces the context window as the diagnostics' limit.
+    budget: int | None = None
+    budget_pattern: str = ""
 
     def overlay(self, raw: object) -> tuple[Settings, list[str]]:
         """These settings with the keys present in `raw` (a `tokenline` section) applied.
@@ -41,7 +45,9 @@ class Settings:
         if "model" in section and section["model"] is not None:
             v = section["model"]
             if isinstance(v, str):
-                out = replace(out, model=v.strip())
+                # Empty is unset: it leaves the project's model (or the bundled default) alone.
+                if v.strip():
+                    out = replace(out, model=v.strip())
             else:
                 problems.append(f"tokenline.model must be a string, not {_show(v)}")
         if "contextWindow" in section and section["contextWindow"] is not None:
@@ -74,9 +80,14 @@ class Settings:
                 problems.append(f"tokenline.sectionCounts must be true or false, not {_show(v)}")
         return out, problems
 
+    @property
+    def limit(self) -> int:
+        """What the document is held to: its budget when the project gives one, else the window."""
+        return self.budget if self.budget is not None else self.context_window
+
     def warn_threshold(self) -> int:
-        """The smallest token count that gets the Warning (at or above warnAt x window)."""
-        return max(0, math.ceil(self.warn_at * self.context_window - 1e-9))
+        """The smallest token count that gets the Warning (at or above warnAt x limit)."""
+        return max(0, math.ceil(self.warn_at * self.limit - 1e-9))
 
 
 def unwrap_section(raw: object) -> Mapping[str, Any] | None:

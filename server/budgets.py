@@ -1,0 +1,118 @@
+"""The project configuration in the language server: `[tool.tokenline]` in pyproject.toml, or
+tokenline.toml (read by tokenline.config, as `tokenline check` and pre-commit read it).
+
+For a document under a configured project, the project's `model`, `context-window` and `warn-at`
+are the lowest layer of its settings: the user's settings (initializationOptions, workspace
+configuration) are laid over them and win. A `budgets` pattern matching the document's path gives
+it a budget, which its diagnostics and status use instead of the context window. A broken
+configuration file is not applied (the user's settings and the defaults stay) and is reported
+once in a `window/showMessage` Warning until it changes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from tokenline.config import CONFIG_NAMES, ConfigError, ConfigFinder, ProjectConfig
+from tokenline.server.settings import Settings
+
+log = logging.getLogger("tokenline.server")
+
+# Registered with the client so that it tells the server when a configuration file changes.
+WATCH_GLOBS = tuple(f"**/{name}" for name in CONFIG_NAMES)
+
+
+class ProjectSettings:
+    """Finds each document's project configuration and builds its settings on top of it."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        self.finder = ConfigFinder()
+        self._warn = warn
+        self._reported: set[str] = set()
+
+    def reload(self) -> None:
+        """Forgets every configuration read, so that the next lookup reads the files again."""
+        self.finder.clear()
+        self._reported.clear()
+
+    def config_for(self, path: str | None) -> ProjectConfig | None:
+        """The configuration of the file at `path` (None for unsaved or non-file documents, and
+        for a broken configuration, which is reported once)."""
+        if path is None:
+            return None
+        try:
+            return self.finder.config_for(Path(path))
+        except ConfigError as exc:
+            message = str(exc)
+            if message not in self._reported:
+                self._reported.add(message)
+                log.warning("%s", message)
+                self._warn(
+                    f"Tokenline: {message}. This configuration is not applied: "
+                    "using your settings and the defaults."
+                )
+            return None
+
+    def settings(self, path: str | None, layers: Iterable[object]) -> tuple[Settings, list[str]]:
+        """The document's settings: defaults, then the project's values, then each of the user's
+        setting sources in `layers` (lowest first), then the project's budget for its path.
+        Returns them with the problems found in the user's sources."""
+        config = self.config_for(path)
+        s = Settings() if config is None else project_base(config)
+        problems: list[str] = []
+        for raw in layers:
+            s, found = s.overlay(raw)
+            problems += found
+        budget = None if config is None or path is None else config.budget_for(Path(path))
+        if budget is not None:
+            s = replace(s, budget=budget.limit, budget_pattern=budget.pattern)
+        return s, problems
+
+
+def project_base(config: ProjectConfig) -> Settings:
+    """The defaults with what the project configuration sets."""
+    s = Settings()
+    model = config.model_setting()
+    if model is not None:
+        s = replace(s, model=model)
+    if config.context_window is not None:
+        s = replace(s, context_window=config.context_window)
+    if config.warn_at is not None:
+        s = replace(s, warn_at=config.warn_at)
+    return s
+
+
+def is_config_file(path: str | None) -> bool:
+    return path is not None and Path(path).name in CONFIG_NAMES
+
+
+def status_fields(s: Settings) -> dict[str, object]:
+    """What `tokenline/status` adds: the effective warnAt, and the budget when one applies."""
+    fields: dict[str, object] = {"warnAt": s.warn_at}
+    if s.budget is not None:
+        fields["budget"] = s.budget
+        fields["budgetPattern"] = s.budget_pattern
+    return fields
+
+
+async def watch_config_files(ls: LanguageServer) -> None:
+    """Asks the client to send `workspace/didChangeWatchedFiles` for configuration files, so that
+    an edited budget applies without a restart. A client that refuses only loses that."""
+    watchers = [types.FileSystemWatcher(glob_pattern=g) for g in WATCH_GLOBS]
+    registration = types.Registration(
+        id="tokenline-config-files",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+    )
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams(registrations=[registration])
+        )
+    except Exception as exc:
+        log.warning("the client did not watch the configuration files: %s", exc)
