@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TextIO
 
 from tokenline import __version__
-from tokenline.config import ConfigError
-from tokenline.core import COMPILED, Document, Model, ModelError, bundled_models, load_model
+from tokenline.config import Budget, ConfigError
+from tokenline.core import COMPILED, Document, Model, ModelError
 from tokenline.measure import Measurement, Measurer, Overrides
 from tokenline.report import check_line, check_summary, count_line, json_report
 from tokenline.walk import FileWalker, InputError, read_text
@@ -122,7 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_show.add_argument("file", metavar="FILE", help="the file to show ('-' is stdin)")
     p_show.add_argument("--model", help=MODEL_HELP)
     p_show.add_argument(
-        "--context-window", type=int, default=8192, metavar="N", help="tokens (default 8192)"
+        "--context-window",
+        type=int,
+        metavar="N",
+        help="tokens (default: the project configuration's, else 8192)",
     )
     p_show.add_argument(
         "--color",
@@ -138,15 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load(model_arg: str | None, err: TextIO) -> Model | None:
-    """The model named on the command line (a path or a bundled name); None after saying why."""
-    try:
-        if model_arg and model_arg in bundled_models():
-            return load_model(bundled_models()[model_arg])
-        return load_model(model_arg)
-    except ModelError as exc:
-        err.write(f"tokenline: {exc}\n")
-        return None
+def report_config_error(exc: ConfigError, err: TextIO) -> None:
+    for problem in exc.problems:
+        err.write(f"tokenline: {exc.path}: {problem}\n")
 
 
 @dataclass
@@ -180,9 +177,12 @@ def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Me
     except FileNotFoundError as exc:
         err.write(f"tokenline: {exc.args[0]}: no such file or directory\n")
         run.fatal = EXIT_USAGE if args.command == "check" else EXIT_INPUT
-    except (ConfigError, ModelError) as exc:
-        err.write(f"tokenline: {exc}\n")
+    except ConfigError as exc:
+        report_config_error(exc, err)
         run.fatal = EXIT_CONFIG
+    except ModelError as exc:
+        err.write(f"tokenline: {exc}\n")
+        run.fatal = EXIT_MODEL
 
 
 def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -239,18 +239,36 @@ def render(doc: Document, color: bool) -> str:
     return "".join(parts)
 
 
-def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    model = load(args.model, err)
-    if model is None:
+def show_setup(args: argparse.Namespace, err: TextIO) -> tuple[Model, int, Budget | None] | int:
+    """The model, context window and budget `show` uses (command line, then the project
+    configuration), or the exit code after saying what is wrong."""
+    if args.context_window is not None and args.context_window <= 0:
+        err.write("tokenline: --context-window must be a positive number of tokens\n")
+        return EXIT_USAGE
+    try:
+        measurer = Measurer(Overrides(args.model, args.context_window))
+        config = measurer.config_for(args.file)
+        model = measurer.model_for(config)
+    except ConfigError as exc:
+        report_config_error(exc, err)
+        return EXIT_CONFIG
+    except ModelError as exc:
+        err.write(f"tokenline: {exc}\n")
         return EXIT_MODEL
+    window, budget = measurer.limits(args.file, config)
+    return model, window, budget
+
+
+def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    setup = show_setup(args, err)
+    if isinstance(setup, int):
+        return setup
+    model, window, budget = setup
     try:
         text = read_text(args.file)
     except InputError as exc:
         err.write(f"tokenline: {exc}\n")
         return EXIT_INPUT
-    if args.context_window <= 0:
-        err.write("tokenline: --context-window must be a positive number of tokens\n")
-        return EXIT_USAGE
     doc = Document(model, text)
     color = args.color == "always" or (
         args.color == "auto" and out.isatty() and os.environ.get("NO_COLOR") is None
@@ -260,9 +278,10 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if body and not body.endswith("\n"):
         out.write("\n")
     n = len(doc)
-    pct = 100.0 * n / args.context_window
-    window = f"{args.context_window:,}-token context window"
-    summary = f"{n:,} tokens · {model.name} · {pct:.1f}% of the {window}"
+    limit = f"{window:,}-token context window"
+    if budget is not None:
+        window, limit = budget.limit, f"{budget.limit:,}-token budget ({budget.pattern})"
+    summary = f"{n:,} tokens · {model.name} · {100.0 * n / window:.1f}% of the {limit}"
     out.write(f"{DIM}{summary}{RESET}\n" if color else summary + "\n")
     return 0
 

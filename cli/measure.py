@@ -8,10 +8,11 @@ exactly what a core Document holds for the same text, without its per-edit bookk
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tokenline.config import ConfigError, ConfigFinder, ProjectConfig, show_value
+from tokenline.config import Budget, ConfigError, ConfigFinder, ProjectConfig, show_value
 from tokenline.core import BUNDLED_DEFAULT, Model, ModelError, bundled_models, load_model
 from tokenline.walk import read_text
 
@@ -87,6 +88,11 @@ class Measurer:
         if key not in self._models:
             bundled = bundled_models()
             name = key or BUNDLED_DEFAULT
+            if name not in bundled and not _looks_like_a_path(name):
+                raise ModelError(
+                    name,
+                    f"neither a bundled model ({', '.join(sorted(bundled))}) nor a .model file",
+                )
             model = load_model(bundled.get(name, key))
             if name in bundled:
                 model.name = name
@@ -97,25 +103,40 @@ class Measurer:
         """The command line's model, else the configuration's (its errors name the file)."""
         if self.overrides.model is not None or config is None or config.model is None:
             return self.model(self.overrides.model)
+        setting = config.model_setting()
         try:
-            return self.model(config.model_setting())
+            return self.model(setting)
         except ModelError as exc:
-            problem = f'{config.table}"model" = {show_value(config.model)}: {exc.reason}'
+            reason = exc.reason
+            if setting == config.model and _looks_like_a_path(setting):
+                reason += f" (looked for {config.root / setting})"
+            problem = f'{config.table}"model" = {show_value(config.model)}: {reason}'
             raise ConfigError(config.path, [problem]) from None
+
+    def limits(self, path: str, config: ProjectConfig | None) -> tuple[int, Budget | None]:
+        """The context window (command line, configuration, default) and the file's budget."""
+        window = self.overrides.context_window or (config and config.context_window)
+        budget = None if config is None or path == "-" else config.budget_for(Path(path))
+        return window or DEFAULT_CONTEXT_WINDOW, budget
 
     def measure(self, path: str) -> Measurement:
         config = self.config_for(path)
         model = self.model_for(config)
-        window = self.overrides.context_window or (config and config.context_window)
-        budget = None if config is None or path == "-" else config.budget_for(Path(path))
+        window, budget = self.limits(path, config)
         text = read_text(path)
         return Measurement(
             path=path,
             tokens=len(model.encode_full(text)) if text else 0,
             characters=len(text),
             model=model.name,
-            context_window=window or DEFAULT_CONTEXT_WINDOW,
+            context_window=window,
             budget=None if budget is None else budget.limit,
             pattern=None if budget is None else budget.pattern,
             config=None if config is None else str(config.path),
         )
+
+
+def _looks_like_a_path(setting: str) -> bool:
+    return (
+        setting.endswith(".model") or "/" in setting or os.sep in setting or Path(setting).exists()
+    )

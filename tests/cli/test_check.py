@@ -191,3 +191,13 @@ def test_version_says_whether_the_core_is_compiled(tmp_path: Path) -> None:
     first, second, _ = result.stdout.splitlines()
     assert first.startswith("tokenline 0.") and "(compiled: " in first
     assert second == f"sentencepiece {spm.__version__}"
+
+
+def test_show_closes_with_the_budget_of_the_file(repo: Path) -> None:
+    result = tokenline("show", "--color", "never", "prompts/system/long.md", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    n = n_tokens(text_of(repo, "prompts/system/long.md"))
+    assert result.stdout.splitlines()[-1] == (
+        f"{n:,} tokens · mistral-7b-v0.1 · {100 * n / 50:.1f}% of the 50-token budget "
+        "(prompts/system/*.md)"
+    )
