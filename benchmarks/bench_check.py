@@ -4,8 +4,9 @@ directly (no configuration, no walk, no .gitignore).
 
 The repository: 2,000 UTF-8 files of English prose (slices of Botchan, 200 B to 16 KB, log-uniform)
 in nested folders, a pyproject.toml with four budgets, a .gitignore that hides a build/ folder of
-200 more files, and 50 binary files. Every figure is a median over several runs; the machine is
-shared and noisy, so the ratio between numbers of the same run is what to read.
+200 more files, and 50 binary files. Every figure is a median over several runs, taken
+interleaved; the machine is shared and noisy, so the ratio (check / baseline, per run) is what to
+read.
 
     python benchmarks/bench_check.py [--files 2000] [--runs 5] [--out benchmarks/results]
 """
@@ -65,13 +66,10 @@ def make_repo(root: Path, n_files: int, corpus: str, seed: int = 7) -> None:
         (root / "notes" / f"image{i}.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00" + bytes(range(256)))
 
 
-def median_seconds(fn: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def seconds(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def check_in_process(root: Path) -> list[dict[str, object]]:
@@ -105,16 +103,16 @@ def run(n_files: int, runs: int) -> dict[str, object]:
         for r in results[:: max(1, n_files // 100)]:
             text = Path(str(r["path"])).read_text(encoding="utf-8")
             assert r["tokens"] == len(sp.encode(text)), r["path"]
-        t_check = median_seconds(lambda: check_in_process(root), runs)
-        t_base = median_seconds(lambda: baseline(paths, sp), runs)
         cmd = [sys.executable, "-m", "tokenline", "check", str(root)]
-        t_cli = median_seconds(lambda: subprocess.run(cmd, capture_output=True), runs)
-        t_start = median_seconds(
-            lambda: subprocess.run(
-                [sys.executable, "-m", "tokenline", "--version"], capture_output=True
-            ),
-            runs,
-        )
+        version = [sys.executable, "-m", "tokenline", "--version"]
+        # Interleaved, so that both sides of each ratio see the same load on a shared machine.
+        t_check, t_base, t_cli, t_start = [], [], [], []
+        for _ in range(runs):
+            t_check.append(seconds(lambda: check_in_process(root)))
+            t_base.append(seconds(lambda: baseline(paths, sp)))
+            t_cli.append(seconds(lambda: subprocess.run(cmd, capture_output=True)))
+            t_start.append(seconds(lambda: subprocess.run(version, capture_output=True)))
+    med = statistics.median
     return {
         "files": len(paths),
         "characters": sum(int(r["characters"]) for r in results),
@@ -122,11 +120,11 @@ def run(n_files: int, runs: int) -> dict[str, object]:
         "over": sum(1 for r in results if r["over"]),
         "compiled": COMPILED,
         "runs": runs,
-        "check_in_process_s": round(t_check, 3),
-        "baseline_sentencepiece_s": round(t_base, 3),
-        "ratio": round(t_check / t_base, 2),
-        "check_command_s": round(t_cli, 3),
-        "interpreter_start_s": round(t_start, 3),
+        "check_in_process_s": round(med(t_check), 3),
+        "baseline_sentencepiece_s": round(med(t_base), 3),
+        "ratio": round(med(c / b for c, b in zip(t_check, t_base, strict=True)), 2),
+        "check_command_s": round(med(t_cli), 3),
+        "interpreter_start_s": round(med(t_start), 3),
     }
 
 

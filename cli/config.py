@@ -262,7 +262,7 @@ class ConfigFinder:
     """
 
     def __init__(self) -> None:
-        self._dirs: dict[Path, Path | None] = {}
+        self._dirs: dict[str, Path | None] = {}
         self._parsed: dict[Path, ProjectConfig | ConfigError | None] = {}
 
     def clear(self) -> None:
@@ -302,18 +302,21 @@ class ConfigFinder:
 
     def find(self, file: Path) -> Path | None:
         """The configuration file that applies to `file` (a file or a directory), or None."""
-        start = Path(os.path.abspath(file))
-        directory = start if start.is_dir() else start.parent
-        walked: list[Path] = []
+        start = os.path.abspath(file)
+        directory = start if os.path.isdir(start) else os.path.dirname(start)
+        walked: list[str] = []
         found: Path | None = None
-        for d in (directory, *directory.parents):
-            if d in self._dirs:
-                found = self._dirs[d]
+        # Strings, not Paths: this runs once per file of a whole-repository check.
+        while True:
+            if directory in self._dirs:
+                found = self._dirs[directory]
                 break
-            walked.append(d)
-            found = self._in_dir(d)
-            if found is not None:
+            walked.append(directory)
+            found = self._in_dir(Path(directory))
+            parent = os.path.dirname(directory)
+            if found is not None or parent == directory:
                 break
+            directory = parent
         for d in walked:
             self._dirs[d] = found
         return found
