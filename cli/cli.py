@@ -153,6 +153,7 @@ class Run:
     measured: list[Measurement] = field(default_factory=list)
     skipped: int = 0
     unreadable: int = 0
+    excluded: int = 0
     # Set when the run had to stop: the exit code.
     fatal: int | None = None
 
@@ -163,6 +164,12 @@ def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Me
     try:
         measurer = Measurer(Overrides(args.model, args.context_window, args.config))
         for found in FileWalker().files(args.paths):
+            excluded_by = measurer.excluded(found.path)
+            if excluded_by is not None:
+                run.excluded += 1
+                if found.named:
+                    err.write(f"tokenline: {found.path}: excluded by {excluded_by.path}\n")
+                continue
             try:
                 m = measurer.measure(found.path)
             except InputError as exc:
@@ -213,7 +220,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json_report(run.measured))
     else:
         # Named files that are not text are skipped like binary files found in a walk.
-        err.write(check_summary(len(run.measured), over, run.skipped + run.unreadable) + "\n")
+        skipped = run.skipped + run.unreadable
+        err.write(check_summary(len(run.measured), over, skipped, run.excluded) + "\n")
     return EXIT_OVER if over else 0
 
 

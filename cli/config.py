@@ -8,6 +8,7 @@ a `pyproject.toml` without that table is passed over). Keys:
     model = "mistral-7b-v0.1"       # bundled name, .model path (relative to this file), repo id
     context-window = 32768          # tokens
     warn-at = 0.9                   # fraction of the limit that gets a Warning in the editor
+    exclude = ["vendor/", "*.lock"] # gitignore-style: files never counted nor checked
     [tool.tokenline.budgets]        # gitignore-style globs relative to this file -> tokens
     "prompts/system/*.md" = 2000
 
@@ -36,7 +37,7 @@ else:  # pragma: no cover - Python 3.10
 
 # In the order they are looked for in one directory.
 CONFIG_NAMES = (".tokenline.toml", "tokenline.toml", "pyproject.toml")
-KEYS = ("model", "context-window", "warn-at", "budgets")
+KEYS = ("model", "context-window", "warn-at", "budgets", "exclude")
 WILDCARDS = frozenset("*?[")
 
 
@@ -83,6 +84,7 @@ class ProjectConfig:
     context_window: int | None = None
     warn_at: float | None = None
     budgets: tuple[Budget, ...] = ()
+    exclude: pathspec.GitIgnoreSpec | None = field(default=None, compare=False, repr=False)
 
     @property
     def table(self) -> str:
@@ -94,14 +96,27 @@ class ProjectConfig:
         """The directory budget patterns (and a relative model path) are relative to."""
         return self.path.parent
 
+    def _relative(self, file: Path) -> str | None:
+        """`file` relative to the configuration's folder, with `/`; None when outside it."""
+        try:
+            return Path(os.path.abspath(file)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
     def budget_for(self, file: Path) -> Budget | None:
         """The most specific budget whose pattern matches `file`, or None."""
-        try:
-            relative = Path(os.path.abspath(file)).relative_to(self.root).as_posix()
-        except ValueError:
-            return None  # outside the project
+        relative = self._relative(file)
+        if relative is None:
+            return None
         found = [b for b in self.budgets if b.matches(relative)]
         return max(found, key=Budget.specificity) if found else None
+
+    def excludes(self, file: Path) -> bool:
+        """Whether `exclude` leaves `file` out of `tokenline count` and `check`."""
+        if self.exclude is None:
+            return False
+        relative = self._relative(file)
+        return relative is not None and bool(self.exclude.match_file(relative))
 
     def model_setting(self) -> str | None:
         """`model` as a setting to resolve: an existing path relative to this file made absolute
@@ -210,6 +225,21 @@ def _budgets(value: object, where: str, problems: list[str]) -> tuple[Budget, ..
     return tuple(out)
 
 
+def _exclude(value: object, where: str, problems: list[str]) -> pathspec.GitIgnoreSpec | None:
+    """The `exclude` array as one gitignore-style matcher."""
+    prefix = f"{where} " if where else ""
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        problems.append(
+            f'{prefix}"exclude" must be an array of glob patterns, not {show_value(value)}'
+        )
+        return None
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(value)
+    except Exception as exc:
+        problems.append(f'{prefix}"exclude" has an invalid glob pattern: {exc}')
+        return None
+
+
 def parse_config(path: Path, text: str) -> ProjectConfig | None:
     """The configuration in `text` (the content of `path`); None for a pyproject.toml without a
     Tokenline table. Raises ConfigError listing every bad key."""
@@ -227,6 +257,8 @@ def parse_config(path: Path, text: str) -> ProjectConfig | None:
             problems.append(_unknown_key(key, where, path))
         elif key == "budgets":
             values["budgets"] = _budgets(value, where, problems)
+        elif key == "exclude":
+            values["exclude"] = _exclude(value, where, problems)
         else:
             _check_key(key, value, where, problems)
             values[key] = value
@@ -240,6 +272,7 @@ def parse_config(path: Path, text: str) -> ProjectConfig | None:
         context_window=values.get("context-window"),
         warn_at=float(warn_at) if warn_at is not None else None,
         budgets=values.get("budgets", ()),
+        exclude=values.get("exclude"),
     )
 
 

@@ -113,6 +113,11 @@ class Measurer:
             problem = f'{config.table}"model" = {show_value(config.model)}: {reason}'
             raise ConfigError(config.path, [problem]) from None
 
+    def excluded(self, path: str) -> ProjectConfig | None:
+        """The configuration whose `exclude` leaves this file out, or None."""
+        config = None if path == "-" else self.config_for(path)
+        return config if config is not None and config.excludes(Path(path)) else None
+
     def limits(self, path: str, config: ProjectConfig | None) -> tuple[int, Budget | None]:
         """The context window (command line, configuration, default) and the file's budget."""
         window = self.overrides.context_window or (config and config.context_window)

@@ -37,11 +37,13 @@ def check_line(m: Measurement) -> str:
     return f"{m.path}: {plural(m.tokens, 'token')}, {fmt(m.over)} over {limit_phrase(m)}"
 
 
-def check_summary(checked: int, over: int, skipped: int) -> str:
-    """`2 files over budget; 120 files checked, 3 skipped (binary or not UTF-8)`."""
+def check_summary(checked: int, over: int, skipped: int, excluded: int = 0) -> str:
+    """`2 files over budget; 120 files checked, 3 skipped (binary or not UTF-8), 4 excluded`."""
     parts = [f"{plural(checked, 'file')} checked"]
     if skipped:
         parts.append(f"{fmt(skipped)} skipped (binary or not UTF-8)")
+    if excluded:
+        parts.append(f"{fmt(excluded)} excluded")
     done = ", ".join(parts)
     if over:
         return f"{plural(over, 'file')} over budget; {done}"

@@ -201,3 +201,21 @@ def test_show_closes_with_the_budget_of_the_file(repo: Path) -> None:
         f"{n:,} tokens · mistral-7b-v0.1 · {100 * n / 50:.1f}% of the 50-token budget "
         "(prompts/system/*.md)"
     )
+
+
+def test_exclude_leaves_files_out_of_walks_and_of_named_checks(repo: Path) -> None:
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8").replace(
+            "context-window = 400\n", 'context-window = 400\nexclude = ["notes/"]\n'
+        ),
+        encoding="utf-8",
+    )
+    walked = tokenline("check", cwd=repo)
+    assert os.path.join("notes", "big.txt") not in walked.stdout
+    # notes/ holds two text files and the PNG: excluded before they are read.
+    assert "prompts" in walked.stdout and "3 excluded" in walked.stderr
+    assert "skipped" not in walked.stderr
+    named = tokenline("check", "notes/big.txt", cwd=repo)
+    assert named.returncode == 0, named.stdout
+    assert f"notes/big.txt: excluded by {pyproject}" in named.stderr

@@ -145,6 +145,11 @@ def test_equally_specific_patterns_the_later_one_wins(tmp_path: Path) -> None:
         ("tokenline.toml", '[budgets]\n"!a.md" = 10\n', ['"!a.md" is not a glob pattern']),
         ("tokenline.toml", 'budgets = ["a.md"]\n', ["[budgets] must be a table", "an array"]),
         ("tokenline.toml", "[tool.tokenline]\nmodel = 'x'\n", ['unknown key "tool"']),
+        (
+            "tokenline.toml",
+            'exclude = "vendor/"\n',
+            ['"exclude" must be an array', 'not "vendor/"'],
+        ),
         ("tokenline.toml", "context-window = \n", ["not valid TOML"]),
     ],
 )
@@ -189,3 +194,12 @@ def test_a_model_path_is_relative_to_the_configuration(tmp_path: Path) -> None:
     assert config.model_setting() == str(tmp_path / "models" / "mine.model")
     named = parse_config(tmp_path / "tokenline.toml", 'model = "llama-2"\n')
     assert named is not None and named.model_setting() == "llama-2"
+
+
+def test_exclude_is_gitignore_style_relative_to_the_configuration(tmp_path: Path) -> None:
+    config = parse_config(tmp_path / "tokenline.toml", 'exclude = ["vendor/", "*.lock"]\n')
+    assert config is not None
+    assert config.excludes(tmp_path / "vendor" / "deep" / "a.md")
+    assert config.excludes(tmp_path / "web" / "yarn.lock")
+    assert not config.excludes(tmp_path / "prompts" / "vendor.md")
+    assert not config.excludes(tmp_path.parent / "vendor" / "a.md")  # outside the project
