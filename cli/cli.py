@@ -181,9 +181,6 @@ def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Me
                 continue
             run.measured.append(m)
             yield m
-    except FileNotFoundError as exc:
-        err.write(f"tokenline: {exc.args[0]}: no such file or directory\n")
-        run.fatal = EXIT_USAGE if args.command == "check" else EXIT_INPUT
     except ConfigError as exc:
         report_config_error(exc, err)
         run.fatal = EXIT_CONFIG
@@ -207,6 +204,11 @@ def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    missing = [p for p in args.paths if p != "-" and not os.path.exists(p)]
+    for p in missing:
+        err.write(f"tokenline: {p}: no such file or directory\n")
+    if missing:
+        return EXIT_USAGE  # before any output: a mistyped path must not pass as "all within"
     run = Run()
     over = 0
     for m in measurements(args, run, err):

@@ -111,15 +111,13 @@ class FileWalker:
         self.rules = IgnoreRules()
 
     def files(self, paths: Sequence[str]) -> Iterator[Found]:
-        """Named files as they are (even ignored ones: naming a file asks for it), then the files
-        of each named directory in sorted order. A missing path raises FileNotFoundError."""
+        """In the order given: a named file as it is (even an ignored one: naming a file asks for
+        it; a missing one too, for reading it to say so), a directory as its files, sorted."""
         for p in paths:
             if p == "-" or not os.path.isdir(p):
-                if p != "-" and not os.path.exists(p):
-                    raise FileNotFoundError(p)
                 yield Found(p, named=True)
-                continue
-            yield from self._walk_root(p)
+            else:
+                yield from self._walk_root(p)
 
     def _walk_root(self, top: str) -> Iterator[Found]:
         start = Path(os.path.abspath(top))

@@ -148,6 +148,12 @@ def test_exit_codes_for_usage_and_configuration(repo: Path) -> None:
     missing = tokenline("check", "no/such/dir", cwd=repo)
     assert missing.returncode == 2
     assert "no/such/dir: no such file or directory" in missing.stderr
+    assert missing.stdout == ""  # nothing checked: a typo must not pass as "all within budget"
+    # count says so and counts the rest.
+    partly = tokenline("count", "no/such.md", "notes/small.txt", cwd=repo)
+    assert partly.returncode == 1
+    assert "no/such.md: no such file" in partly.stderr
+    assert partly.stdout.split()[1] == os.path.normpath("notes/small.txt")
     (repo / "pyproject.toml").write_text(
         '[tool.tokenline.budgets]\n"prompts/*.md" = -1\n', encoding="utf-8"
     )
