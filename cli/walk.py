@@ -86,8 +86,10 @@ class IgnoreRules:
 
 
 def _read_gitignore(directory: Path) -> pathspec.GitIgnoreSpec | None:
+    """The directory's .gitignore; at a repository root, after .git/info/exclude (which
+    .gitignore lines override, as in git)."""
     lines: list[str] = []
-    for name in (".gitignore", os.path.join(".git", "info", "exclude")):
+    for name in (os.path.join(".git", "info", "exclude"), ".gitignore"):
         try:
             with open(directory / name, encoding="utf-8", errors="replace") as fh:
                 lines += fh.read().splitlines()
