@@ -38,16 +38,18 @@ def check_line(m: Measurement) -> str:
 
 
 def check_summary(checked: int, over: int, skipped: int, excluded: int = 0) -> str:
-    """`2 files over budget; 120 files checked, 3 skipped (binary or not UTF-8), 4 excluded`."""
-    parts = [f"{plural(checked, 'file')} checked"]
-    if skipped:
-        parts.append(f"{fmt(skipped)} skipped (binary or not UTF-8)")
-    if excluded:
-        parts.append(f"{fmt(excluded)} excluded")
-    done = ", ".join(parts)
+    """`2 files over budget; 120 files checked; 3 skipped (binary or not UTF-8), 4 excluded`."""
+    files = f"{plural(checked, 'file')} checked"
     if over:
-        return f"{plural(over, 'file')} over budget; {done}"
-    return f"{done}: all within budget" if checked else f"No files to check; {done}"
+        head = f"{plural(over, 'file')} over budget; {files}"
+    else:
+        head = f"{files}, all within budget" if checked else "No files to check"
+    extras = []
+    if skipped:
+        extras.append(f"{fmt(skipped)} skipped (binary or not UTF-8)")
+    if excluded:
+        extras.append(f"{fmt(excluded)} excluded")
+    return head + (f"; {', '.join(extras)}" if extras else "")
 
 
 def json_report(measurements: Sequence[Measurement]) -> str:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sentencepiece as spm
@@ -130,12 +131,21 @@ def test_check_passes_when_everything_fits(repo: Path) -> None:
     result = tokenline("check", "prompts/fewshot", "prompts/system/short.md", cwd=repo)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == ""
-    assert "2 files checked: all within budget" in result.stderr
+    assert result.stderr == "2 files checked, all within budget\n"
 
 
 def test_command_line_overrides_the_configuration(repo: Path) -> None:
     result = tokenline("check", "--context-window", "100000", "notes", cwd=repo)
     assert result.returncode == 0, result.stdout
+
+
+def test_an_explicit_config_replaces_the_one_found(repo: Path, tmp_path_factory: Any) -> None:
+    other = tmp_path_factory.mktemp("elsewhere") / "tokenline.toml"
+    other.write_text("context-window = 100000\n", encoding="utf-8")
+    result = tokenline("check", "--config", str(other), "notes", "prompts", cwd=repo)
+    # No budget (the patterns of `other` are relative to its own folder), a large window.
+    assert result.returncode == 0, result.stdout
+    assert result.stderr == "5 files checked, all within budget; 1 skipped (binary or not UTF-8)\n"
 
 
 def test_an_explicit_ignored_file_is_still_checked(repo: Path) -> None:
