@@ -110,6 +110,27 @@ class Document:
     def token_start(self, k: i64) -> i64:
         return self.norm.to_orig(self.toks.start_b(k))
 
+    def group(self, k: i64) -> tuple[i64, i64]:
+        """Tokens [first, end) that hold one character together with token k.
+
+        One token unless a character is split over several tokens (byte-fallback bytes of one
+        character): editors show and count such a group as one unit.
+        """
+        n: i64 = self.toks.size()
+        if k < 0 or k >= n:
+            return k, k
+        first: i64 = k
+        while first > 0 and self._continues(first):
+            first -= 1
+        end: i64 = k + 1
+        while end < n and self._continues(end):
+            end += 1
+        return first, end
+
+    def _continues(self, k: i64) -> bool:
+        """Token k holds no character of its own: it continues the previous token's."""
+        return self.toks.get_b(k) == 0 and (self.model.flags[self.toks.get_a(k)] & FLAG_BYTE) != 0
+
     def token_at(self, offset: i64) -> i64:
         """Index of the token holding the character at offset (len(self) past the end)."""
         if offset >= self.rope.length():

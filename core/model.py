@@ -19,6 +19,8 @@ FLAG_SPECIAL: Final = 2  # USER_DEFINED or CONTROL
 FLAG_UNKNOWN: Final = 4
 FLAG_WHITESPACE: Final = 8  # every character of the piece is white space or "▁"
 FLAG_CONTINUATION: Final = 16  # a UTF-8 continuation byte: no character of its own
+# What a token is, for editors (Model.token_kind): the public subset of the flags above.
+KIND_MASK: Final = FLAG_BYTE | FLAG_SPECIAL | FLAG_UNKNOWN | FLAG_WHITESPACE
 
 
 class Model:
@@ -89,6 +91,12 @@ class Model:
     def encode_window(self, text: str) -> list[int]:
         """SentencePiece's ids for text that is already normalized."""
         return _encode(self.raw_window, self.sp_window, text)
+
+    def token_kind(self, token_id: i64) -> i64:
+        """TOKEN_BYTE, TOKEN_SPECIAL, TOKEN_UNKNOWN and TOKEN_WHITESPACE bits of a token."""
+        if 0 <= token_id < len(self.flags):
+            return i64(self.flags[token_id]) & KIND_MASK
+        return 0
 
     def piece(self, token_id: i64) -> str:
         if 0 <= token_id < len(self.pieces):
