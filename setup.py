@@ -20,8 +20,12 @@ COMPILED_MODULES = [
     "rope",
     "charsmap",
     "usermatch",
+    "vocab",
     "normalizer",
+    "family",
+    "spfamily",
     "model",
+    "retokenize",
     "document",
 ]
 

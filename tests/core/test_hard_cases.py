@@ -17,8 +17,9 @@ from mypy_extensions import i32, u8
 from tests.core import modelkit
 from tests.core.modelkit import NORMAL, UNUSED
 from tokenline.core import Document, load_model
-from tokenline.core.document import Neighborhood
-from tokenline.core.model import FLAG_BYTE, FLAG_CONTINUATION
+from tokenline.core.family import Encoded
+from tokenline.core.retokenize import Neighborhood
+from tokenline.core.vocab import FLAG_BYTE, FLAG_CONTINUATION
 
 
 def run_edits(path: Path, text: str, edits: list[tuple[int, int, str]]) -> Document:
@@ -183,7 +184,7 @@ def test_window_edge_inside_a_resplit_unused_piece(tmp_path: Path) -> None:
         ],
     )
     model = load_model(path)
-    assert model.incremental and model.splits_unused
+    assert model.incremental and model.family.keeps_joins
     run_edits(path, "cbaccac", [(1, 2, "a")])
     doc = run_edits(path, "cbaccac " * 600, [(1, 2, "a"), (2400, 2401, "a"), (9, 9, "ca")])
     sp = spm.SentencePieceProcessor(model_file=str(path))
@@ -203,7 +204,7 @@ def test_unused_pieces_whose_split_is_global_re_encode(model_paths: dict[str, Pa
     assert "UNUSED" in model.mode_note
     run_edits(path, text, [edit])
     # Forcing the window algorithm on this model gives a different (wrong) answer.
-    model.incremental = True
+    model.family.incremental = True
     doc = Document(model, text)
     doc.edit(*edit)
     assert doc.ids() != sp.encode(doc.text)
@@ -231,14 +232,14 @@ def test_edge_tokens_compared_by_position_and_length(model_paths: dict[str, Path
     doc = Document(load_model(path), "x ☃☃ y")
     unk_k = next(k for k in range(len(doc)) if doc.token_id(k) == doc.model.unk_id)
     assert doc.token_span(unk_k) == (2, 4)
-    same_id_shorter = vec[i32]([1])
     near = Neighborhood(doc.toks, 0, len(doc))
-    no_joins = vec[u8]()
-    unk = [doc.model.unk_id]
-    assert not doc._left_edge_matches(unk, same_id_shorter, no_joins, unk_k, near)
-    assert not doc._right_edge_matches(unk, same_id_shorter, no_joins, unk_k + 1, near)
-    assert doc._left_edge_matches(unk, vec[i32]([2]), no_joins, unk_k, near)
-    assert doc._right_edge_matches(unk, vec[i32]([2]), no_joins, unk_k + 1, near)
+    unk = [int(doc.model.unk_id)]
+    shorter = Encoded(unk, vec[i32]([1]), vec[u8]())
+    assert not near.left_edge_holds(shorter, unk_k)
+    assert not near.right_edge_holds(shorter, unk_k + 1)
+    same = Encoded(unk, vec[i32]([2]), vec[u8]())
+    assert near.left_edge_holds(same, unk_k)
+    assert near.right_edge_holds(same, unk_k + 1)
 
 
 @pytest.mark.parametrize("name", ["unigram", "char", "word"])
