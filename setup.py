@@ -21,6 +21,7 @@ COMPILED_MODULES = [
     "charsmap",
     "usermatch",
     "vocab",
+    "segments",
     "normalizer",
     "family",
     "spfamily",

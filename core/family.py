@@ -17,6 +17,7 @@ from mypy_extensions import i32, i64, u8
 
 from tokenline.core.normalizer import Normalization
 from tokenline.core.rope import TextRope
+from tokenline.core.segments import SegmentCache, Segmenter
 from tokenline.core.vocab import Vocabulary
 
 
@@ -55,6 +56,13 @@ class Family:
     # How far past a place the initial segmentation reads to decide a cut there (0: it never
     # depends on what follows, so every token boundary is a cut).
     edge_reach: i64
+    # Where the normalized text splits into independently tokenized segments (None: nowhere
+    # known), and their tokens, shared by every document of the model.
+    segmenter: Segmenter | None
+    cache: SegmentCache
+    # True when only segment starts may be window edges: tokens inside a segment are not local
+    # (unigram's best path), so edits re-encode the segments they touch.
+    segments_only: bool
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -62,6 +70,9 @@ class Family:
         self.mode_note = "incremental"
         self.keeps_joins = False
         self.edge_reach = 0
+        self.segmenter = None
+        self.cache = SegmentCache()
+        self.segments_only = False
 
     def normalization(self, rope: TextRope) -> Normalization:
         """A normalization kept in step with `rope` (the document's original text)."""

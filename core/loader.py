@@ -14,6 +14,7 @@ import sentencepiece as spm
 from tokenline.core.charsmap import Charsmap, CharsmapError
 from tokenline.core.model import Model
 from tokenline.core.normalizer import NormRules
+from tokenline.core.segments import Segmenter
 from tokenline.core.spfamily import SentencePieceFamily
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import (
@@ -112,14 +113,46 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
     family.raw_window = _raw_ids_encoder(family.sp_window)
     model = Model(_display_name(path), path, model_type, family)
     family.incremental, family.mode_note = _incremental_mode(proto, model_type)
-    if not family.incremental:
-        log.info("%s: %s; each edit re-encodes the whole text", model.name, model.mode_note)
-    elif _merges_unused(proto):
+    if family.incremental and _merges_unused(proto):
         family.use_symbol_encoders(
             _processor(_unused_as_normal(proto), path, "symbol encoder"),
             _processor(_unused_as_normal(window_proto), path, "symbol encoder"),
         )
+    family.segmenter = _whitespace_segments(proto, model_type, family.incremental)
+    if family.segmenter is not None and model_type == "unigram":
+        family.incremental = True
+        family.segments_only = True
+        family.mode_note = "incremental by whitespace segments"
+    if not family.incremental:
+        log.info("%s: %s; each edit re-encodes the whole text", model.name, model.mode_note)
     return model
+
+
+def _whitespace_segments(proto: Any, model_type: str, incremental: bool) -> Segmenter | None:
+    """The model's whitespace segments, when its own pieces prove that no token crosses them.
+
+    Decided from the vocabulary, not the trainer flag: every piece that text can match or merges
+    can form (user-defined ones too, matched before merging) must keep the space symbol at its
+    start (or end, for whitespace as suffix), and the space symbol must be a piece of its own,
+    so that no run of unknown characters joins across a segment start.
+    """
+    if model_type == "bpe" and not incremental:
+        return None
+    if model_type not in ("bpe", "unigram"):
+        return None
+    space = "\u2581" if proto.normalizer_spec.escape_whitespaces else " "
+    suffix = proto.trainer_spec.treat_whitespace_as_suffix
+    cut = Segmenter(space, suffix)
+    space_is_piece = False
+    for piece in proto.pieces:
+        if piece.type not in (NORMAL, USER_DEFINED, UNUSED):
+            continue
+        text = piece.piece
+        if text == space and piece.type == NORMAL:
+            space_is_piece = True
+        if any(cut.cut_between(text[i - 1], text[i]) for i in range(1, len(text))):
+            return None
+    return cut if space_is_piece else None
 
 
 def _vocabulary(proto: Any, sp: spm.SentencePieceProcessor) -> tuple[Vocabulary, list[str]]:

@@ -242,14 +242,52 @@ def test_edge_tokens_compared_by_position_and_length(model_paths: dict[str, Path
     assert near.right_edge_holds(same, unk_k + 1)
 
 
-@pytest.mark.parametrize("name", ["unigram", "char", "word"])
+@pytest.mark.parametrize("name", ["unigram-no-split", "char", "word"])
 def test_other_model_types_load_and_stay_exact(
     model_paths: dict[str, Path], name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger="tokenline.core"):
         model = load_model(model_paths[name])
     assert not model.incremental
-    assert name in model.mode_note
+    assert model.model_type in model.mode_note
     assert any("re-encodes the whole text" in r.getMessage() for r in caplog.records)
     text = "The cat sat on the mat. 中文"
     run_edits(model_paths[name], text, [*typing(text, 4, "big "), (0, 4, ""), (3, 3, " \n")])
+
+
+@pytest.mark.parametrize(
+    "name", ["unigram", "unigram-1000", "unigram-suffix-nfkc-cf", "unigram-byte-fallback-digits"]
+)
+def test_unigram_models_with_whitespace_segments_are_incremental(
+    model_paths: dict[str, Path], name: str
+) -> None:
+    # No piece crosses a whitespace segment start, so no best path does: edits re-encode only
+    # the segments they touch.
+    model = load_model(model_paths[name])
+    assert model.incremental and model.family.segments_only
+    text = "The cat sat on the mat.  Ｈello  中文 123456 " * 200
+    edits = [*typing(text, 4, "big "), (0, 4, ""), (3, 3, " \n"), (2000, 2010, "ｶﾀｶﾅ  x")]
+    doc = run_edits(model_paths[name], text, edits)
+    before = doc.engine.encoded_chars
+    doc.edit(5000, 5000, "q")
+    assert doc.engine.encoded_chars - before < 100
+    sp = spm.SentencePieceProcessor(model_file=str(model_paths[name]))
+    for start, end in ((3, 7000), (0, len(doc.text)), (4100, 9000)):
+        assert doc.encode_range(start, end) == sp.encode(doc.text[start:end])
+
+
+def test_bpe_segments_open_from_the_cache(model_paths: dict[str, Path]) -> None:
+    # Mistral's pieces never hold "▁" after another character: documents open by segments,
+    # and a second document of the same words is all cache hits.
+    model = load_model(model_paths["mistral-7b-v0.1"])
+    assert model.family.segmenter is not None
+    assert load_model(model_paths["bpe-no-split"]).family.segmenter is None
+    text = "Tokens repeat, words repeat: the cache sees most of them again. " * 50
+    model.family.cache.clear()
+    first = Document(model, text)
+    misses = model.family.cache.misses
+    second = Document(model, text + text)
+    assert model.family.cache.misses == misses
+    sp = spm.SentencePieceProcessor(model_file=str(model_paths["mistral-7b-v0.1"]))
+    assert first.ids() == sp.encode(text)
+    assert second.ids() == sp.encode(text + text)
