@@ -60,9 +60,6 @@ class Family:
     # known), and their tokens, shared by every document of the model.
     segmenter: Segmenter | None
     cache: SegmentCache
-    # True when only segment starts may be window edges: tokens inside a segment are not local
-    # (unigram's best path), so edits re-encode the segments they touch.
-    segments_only: bool
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -72,7 +69,6 @@ class Family:
         self.edge_reach = 0
         self.segmenter = None
         self.cache = SegmentCache()
-        self.segments_only = False
 
     def normalization(self, rope: TextRope) -> Normalization:
         """A normalization kept in step with `rope` (the document's original text)."""

@@ -45,8 +45,6 @@ NO_EDIT: Final = -1
 # Normalized characters cut into segments at a time when a document opens (doubled while a
 # block holds no segment start), so that no list of all its segments is ever built.
 LOAD_BLOCK: Final = 1 << 16
-# Normalized characters searched at a time for the segment start nearest an edit (doubled).
-SCAN_BLOCK: Final = 256
 
 
 class Window:
@@ -160,32 +158,6 @@ class Retokenizer:
                 return block[:cut]
             size *= 2
 
-    def _segment_start_before(self, seg: Segmenter, pos: i64) -> i64:
-        """The last segment start p < pos, both of whose neighbours lie before pos (or 0)."""
-        size: i64 = SCAN_BLOCK
-        while True:
-            lo: i64 = max(0, pos - size)
-            cut: i64 = seg.last_cut(self.norm.slice(lo, pos))
-            if cut > 0:
-                return lo + cut
-            if lo == 0:
-                return 0
-            size *= 2
-
-    def _segment_start_after(self, seg: Segmenter, pos: i64) -> i64:
-        """The first segment start q > pos, both of whose neighbours lie at or after pos (or
-        the end of the text)."""
-        total: i64 = self.norm.length()
-        size: i64 = SCAN_BLOCK
-        while True:
-            hi: i64 = min(total, pos + size)
-            cut: i64 = seg.first_cut(self.norm.slice(pos, hi))
-            if cut > 0:
-                return pos + cut
-            if hi == total:
-                return total
-            size *= 2
-
     def encode_original(self, text: str) -> list[int]:
         """Ids of original text encoded alone."""
         self.encode_calls += 1
@@ -202,15 +174,6 @@ class Retokenizer:
         if not self.family.incremental or ntok == 0:
             enc = self._tokens(self.norm.slice(0, self.norm.length()), True)
             toks.load(_to_vec(enc.ids), enc.lens, enc.joins)
-            return
-        seg = self.family.segmenter
-        if seg is not None and self.family.segments_only:
-            # Re-encode the segments the edit touches: from a segment start before it that the
-            # edit left alone to one after it.
-            p: i64 = self._segment_start_before(seg, ns)
-            q: i64 = self._segment_start_after(seg, ne_new)
-            enc = self._tokens(self.norm.slice(p, q), True)
-            toks.replace(toks.at(p), toks.at(q - (ne_new - ne_old)), _to_vec(enc.ids), enc.lens)
             return
         # Tokens [0, kl) end at or before ns; tokens [kr, ntok) start at or after ne_old.
         kl: i64 = toks.at(ns)
@@ -234,9 +197,6 @@ class Retokenizer:
         """head + norm[a:b] + tail encoded alone, as (ids, document tokens [k0, k1), ids), or
         k0 < 0 when no stretch of document tokens can be reused."""
         toks = self.toks
-        seg = self.family.segmenter
-        if seg is not None and self.family.segments_only:
-            return self._encode_range_by_segments(seg, head, a, b, tail)
         ntok: i64 = toks.size()
         # First document token entirely after a, last one entirely before b.
         ka: i64 = toks.at(a)
@@ -256,18 +216,6 @@ class Retokenizer:
         if not self.settle(right, Neighborhood(toks, kb - RANGE_MARGIN, kb + 1)):
             return [], -1, -1, []
         return left.out.ids, left.wr, right.wl, right.out.ids
-
-    def _encode_range_by_segments(
-        self, seg: Segmenter, head: str, a: i64, b: i64, tail: str
-    ) -> tuple[list[int], i64, i64, list[int]]:
-        """Like encode_range for families whose windows may only end at segment starts."""
-        p: i64 = self._segment_start_after(seg, a)
-        r: i64 = self._segment_start_before(seg, b)
-        if not a < p <= r < b:
-            return [], -1, -1, []
-        left = self._tokens(head + self.norm.slice(a, p), True)
-        right = self._tokens(self.norm.slice(r, b) + tail, True)
-        return left.ids, self.toks.at(p), self.toks.at(r), right.ids
 
     # -- the window loop -----------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ result against SentencePiece's full encode after each edit.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from tests.core.modelkit import NORMAL, UNUSED
 from tokenline.core import Document, load_model
 from tokenline.core.family import Encoded
 from tokenline.core.retokenize import Neighborhood
+from tokenline.core.spfamily import SentencePieceFamily
 from tokenline.core.vocab import FLAG_BYTE, FLAG_CONTINUATION
 
 
@@ -242,7 +244,18 @@ def test_edge_tokens_compared_by_position_and_length(model_paths: dict[str, Path
     assert near.right_edge_holds(same, unk_k + 1)
 
 
-@pytest.mark.parametrize("name", ["unigram-no-split", "char", "word"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "unigram",
+        "unigram-1000",
+        "unigram-no-split",
+        "unigram-suffix-nfkc-cf",
+        "unigram-byte-fallback-digits",
+        "char",
+        "word",
+    ],
+)
 def test_other_model_types_load_and_stay_exact(
     model_paths: dict[str, Path], name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -255,25 +268,25 @@ def test_other_model_types_load_and_stay_exact(
     run_edits(model_paths[name], text, [*typing(text, 4, "big "), (0, 4, ""), (3, 3, " \n")])
 
 
-@pytest.mark.parametrize(
-    "name", ["unigram", "unigram-1000", "unigram-suffix-nfkc-cf", "unigram-byte-fallback-digits"]
-)
-def test_unigram_models_with_whitespace_segments_are_incremental(
-    model_paths: dict[str, Path], name: str
+def test_unigram_tokens_depend_on_everything_before_them(
+    model_paths: dict[str, Path], botchan: str
 ) -> None:
-    # No piece crosses a whitespace segment start, so no best path does: edits re-encode only
-    # the segments they touch.
-    model = load_model(model_paths[name])
-    assert model.incremental and model.family.segments_only
-    text = "The cat sat on the mat.  Ｈello  中文 123456 " * 200
-    edits = [*typing(text, 4, "big "), (0, 4, ""), (3, 3, " \n"), (2000, 2010, "ｶﾀｶﾅ  x")]
-    doc = run_edits(model_paths[name], text, edits)
-    before = doc.engine.encoded_chars
-    doc.edit(5000, 5000, "q")
-    assert doc.engine.encoded_chars - before < 100
-    sp = spm.SentencePieceProcessor(model_file=str(model_paths[name]))
-    for start, end in ((3, 7000), (0, len(doc.text)), (4100, 9000)):
-        assert doc.encode_range(start, end) == sp.encode(doc.text[start:end])
+    # Why unigram models are re-encoded whole although no piece crosses a whitespace segment:
+    # SentencePiece sums a path's scores in 32-bit floats, so deep into a long text a near tie
+    # inside one segment is decided by the rounding of all the text before it. Encoded alone,
+    # some segments of this text come out otherwise than inside it.
+    path = model_paths["unigram-1000"]
+    model = load_model(path)
+    assert not model.incremental and model.family.segmenter is None
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    normalized = sp.normalize((botchan * 4)[:1_000_000])
+    assert isinstance(model.family, SentencePieceFamily)
+    window = model.family.sp_window
+    whole = window.encode(normalized)
+    segments = re.findall("\u2581*[^\u2581]+|\u2581+", normalized)
+    alone = [i for ids in window.encode(segments) for i in ids]
+    assert alone != whole
+    assert whole == sp.encode((botchan * 4)[:1_000_000])
 
 
 def test_bpe_segments_open_from_the_cache(model_paths: dict[str, Path]) -> None:
