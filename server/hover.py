@@ -19,6 +19,9 @@ SHOWN_SPACE = "␣"
 # A byte piece reads "<0xE2>": two hex digits after this prefix.
 BYTE_PIECE_PREFIX = "<0x"
 HEX_DIGITS = 2
+# Control characters, shown as escapes: below FIRST_PRINTABLE, and DELETE.
+FIRST_PRINTABLE = 0x20
+DELETE = "\x7f"
 
 
 @dataclass
@@ -73,7 +76,7 @@ def readable_text(text: str) -> str:
             out.append(SHOWN_SPACE)
         elif ch == "\0":
             out.append("\\0")
-        elif ord(ch) < 0x20 or ch == "\x7f":
+        elif ord(ch) < FIRST_PRINTABLE or ch == DELETE:
             out.append(f"\\x{ord(ch):02x}")
         else:
             out.append(ch)

@@ -48,32 +48,32 @@ def is_markdown(uri: str, language_id: str) -> bool:
 def headings(text: str) -> list[Heading]:
     """(line, start offset, end offset of the heading text) of each ATX heading."""
     out: list[Heading] = []
-    fence: str | None = None
+    open_fence: str | None = None  # the ``` or ~~~ run of the code block we are in
     line = 0
     counted = 0  # line breaks are counted up to this offset
-    starts = [m.start() + 1 for m in _CANDIDATE.finditer(text)]
+    candidates = [m.start() + 1 for m in _CANDIDATE.finditer(text)]
     if _FIRST_CANDIDATE.match(text):
-        starts.insert(0, 0)
-    for s in starts:
-        nl = _LINE_END.search(text, s)
-        end = nl.start() if nl else len(text)
-        line += int(count_breaks(text[counted:s]))
-        counted = s
-        body = text[s:end]
-        f = _FENCE.match(body)
-        if fence is not None:
-            if (
-                f
-                and f.group(1)[0] == fence[0]
-                and len(f.group(1)) >= len(fence)
-                and body.strip() == f.group(1)
-            ):
-                fence = None
-        elif f:
-            fence = f.group(1)
+        candidates.insert(0, 0)
+    for start in candidates:
+        line_end = _LINE_END.search(text, start)
+        end = line_end.start() if line_end else len(text)
+        line += int(count_breaks(text[counted:start]))
+        counted = start
+        body = text[start:end]
+        fence = _FENCE.match(body)
+        if open_fence is not None:
+            if fence and _closes(fence.group(1), open_fence, body):
+                open_fence = None
+        elif fence:
+            open_fence = fence.group(1)
         elif _HEADING.match(body):
-            out.append((line, s, end))
+            out.append((line, start, end))
     return out
+
+
+def _closes(fence: str, open_fence: str, line: str) -> bool:
+    """True when a fence line closes the code block open_fence opened."""
+    return fence[0] == open_fence[0] and len(fence) >= len(open_fence) and line.strip() == fence
 
 
 def section_counts(doc: Document, heads: list[Heading]) -> list[int]:

@@ -192,48 +192,49 @@ def _encode_tokens(doc: Document, run: _Run, unit: int, lines: Lines, prev_col: 
     columns_of = -1
     data, counts, cont, last_j = lines.data, lines.counts, lines.cont, len(starts) - 1
     j = parity = 0  # j: the line (of the run) where the current token starts
-    parity_line, pl, pc = -1, lines.last_line, prev_col
+    parity_line, last_line, last_col = -1, lines.last_line, prev_col
     for t in range(k1 - k0):
-        s, e = spans[2 * t] - a, spans[2 * t + 1] - a
-        if e <= s:
+        start, end = spans[2 * t] - a, spans[2 * t + 1] - a
+        if end <= start:
             continue  # zero-width: a byte-fallback continuation or a lone dummy prefix
-        s, e = (s if s > 0 else 0), (e if e < n_text else n_text)
-        while j < last_j and starts[j + 1] <= s:
+        start, end = (start if start > 0 else 0), (end if end < n_text else n_text)
+        while j < last_j and starts[j + 1] <= start:
             j += 1
         kind = kinds[t]
         mods = MODIFIERS_OF_KIND[kind]
-        if kind & TOKEN_BYTE and text[s:e].isspace():
+        if kind & TOKEN_BYTE and text[start:end].isspace():
             mods |= MOD_WHITESPACE
         while True:
-            ls, le = starts[j], ends[j]
-            ss, ee = (s if s > ls else ls), (e if e < le else le)
-            if ee > ss:
+            line_start, line_end = starts[j], ends[j]
+            piece_start = start if start > line_start else line_start
+            piece_end = end if end < line_end else line_end
+            if piece_end > piece_start:
                 if ascii_text:
-                    col, ln = ss - ls, ee - ss
+                    col, length = piece_start - line_start, piece_end - piece_start
                 else:
                     if columns_of != j:
-                        columns, columns_of = unit_columns(text[ls:le], unit), j
-                    col = columns[ss - ls]
-                    ln = columns[ee - ls] - col
+                        columns, columns_of = unit_columns(text[line_start:line_end], unit), j
+                    col = columns[piece_start - line_start]
+                    length = columns[piece_end - line_start] - col
                 line = run.first_line + j
                 if j == 0:
                     col += run.col_base
                 if parity_line != line:
                     parity, parity_line = 0, line
                 data.extend(
-                    (0, col - pc, ln, parity, mods)
-                    if line == pl
-                    else (line - pl, col, ln, parity, mods)
+                    (0, col - last_col, length, parity, mods)
+                    if line == last_line
+                    else (line - last_line, col, length, parity, mods)
                 )
                 parity ^= 1
-                pl, pc = line, col
+                last_line, last_col = line, col
                 counts[j] += 1
-            if j < last_j and e > starts[j + 1]:
+            if j < last_j and end > starts[j + 1]:
                 j += 1
                 cont[j] = 1  # this token began on an earlier line
                 continue
             break
-    lines.last_line = pl
+    lines.last_line = last_line
     return k0
 
 
