@@ -20,10 +20,6 @@ from tokenline.core.loader import (
     bundled_models,
     load_model_file,
 )
-from tokenline.core.model import FLAG_BYTE as TOKEN_BYTE
-from tokenline.core.model import FLAG_SPECIAL as TOKEN_SPECIAL
-from tokenline.core.model import FLAG_UNKNOWN as TOKEN_UNKNOWN
-from tokenline.core.model import FLAG_WHITESPACE as TOKEN_WHITESPACE
 from tokenline.core.model import Model
 from tokenline.core.resolve import (
     ModelSource,
@@ -34,6 +30,10 @@ from tokenline.core.resolve import (
     resolve_model,
 )
 from tokenline.core.rope import UTF8, UTF16, UTF32
+from tokenline.core.vocab import FLAG_BYTE as TOKEN_BYTE
+from tokenline.core.vocab import FLAG_SPECIAL as TOKEN_SPECIAL
+from tokenline.core.vocab import FLAG_UNKNOWN as TOKEN_UNKNOWN
+from tokenline.core.vocab import FLAG_WHITESPACE as TOKEN_WHITESPACE
 
 # True when the engine runs as mypyc-compiled C extensions (pip install without
 # TOKENLINE_NO_MYPYC), False for the pure-Python build.
