@@ -62,8 +62,10 @@ def bundled_model_path(name: str = BUNDLED_DEFAULT) -> Path:
     return models[name]
 
 
-def load_model(path: str | os.PathLike[str] | None = None) -> Model:
-    """Loads a SentencePiece .model file (the bundled Mistral tokenizer when path is None)."""
+def load_model_file(path: str | os.PathLike[str] | None = None) -> Model:
+    """Loads a SentencePiece .model file (the bundled Mistral tokenizer when path is None).
+
+    tokenline.core.load_model (core/resolve.py) also takes bundled names and Hub repo ids."""
     if path is None:
         path = bundled_model_path()
     p = os.fspath(path)
