@@ -20,8 +20,13 @@ COMPILED_MODULES = [
     "rope",
     "charsmap",
     "usermatch",
+    "vocab",
+    "segments",
     "normalizer",
+    "family",
+    "spfamily",
     "model",
+    "retokenize",
     "document",
 ]
 

@@ -19,8 +19,8 @@ from typing import TextIO
 
 from tokenline import __version__
 from tokenline.config import Budget, ConfigError
-from tokenline.core import COMPILED, Document, Model, ModelError
-from tokenline.measure import Measurement, Measurer, Overrides
+from tokenline.core import BUNDLED_DEFAULT, COMPILED, Document, Model, ModelError
+from tokenline.measure import DEFAULT_CONTEXT_WINDOW, Measurement, Measurer, Overrides
 from tokenline.report import check_line, check_summary, count_line, json_report
 from tokenline.walk import FileWalker, InputError, read_text
 
@@ -29,13 +29,17 @@ EXIT_INPUT = 1
 EXIT_USAGE = 2
 EXIT_MODEL = 3
 EXIT_CONFIG = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 # Two subtle background colours (256-colour palette) that keep text readable on dark and light.
 BACKGROUNDS = ("\x1b[48;5;24m\x1b[38;5;255m", "\x1b[48;5;94m\x1b[38;5;255m")
 RESET = "\x1b[0m"
 DIM = "\x1b[2m"
 
-MODEL_HELP = "a SentencePiece .model file or a bundled model name (default: mistral-7b-v0.1)"
+MODEL_HELP = (
+    "a SentencePiece .model file, a bundled model name, or a Hugging Face repo id in the local "
+    f"cache (default: {BUNDLED_DEFAULT})"
+)
 
 
 def version_text() -> str:
@@ -71,7 +75,8 @@ def _add_measure_options(p: argparse.ArgumentParser) -> None:
         "--context-window",
         type=positive_int,
         metavar="N",
-        help="tokens, for files without a budget (default: the configuration's, else 8192)",
+        help="tokens, for files without a budget (default: the configuration's, else "
+        f"{DEFAULT_CONTEXT_WINDOW})",
     )
     p.add_argument(
         "--config",
@@ -125,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--context-window",
         type=int,
         metavar="N",
-        help="tokens (default: the project configuration's, else 8192)",
+        help=f"tokens (default: the project configuration's, else {DEFAULT_CONTEXT_WINDOW})",
     )
     p_show.add_argument(
         "--color",
@@ -319,4 +324,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED

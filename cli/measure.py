@@ -2,7 +2,7 @@
 it names, the budget its path matches, and the count.
 
 Precedence, as ruff and black have it: command-line options, then the project configuration,
-then the defaults. Counting is the model's one-shot SentencePiece encoding (`Model.encode_full`,
+then the defaults. Counting is the model's one-shot SentencePiece encoding (`Model.encode`,
 exactly what a core Document holds for the same text, without its per-edit bookkeeping).
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tokenline.config import Budget, ConfigError, ConfigFinder, ProjectConfig, show_value
-from tokenline.core import BUNDLED_DEFAULT, Model, ModelError, bundled_models, load_model
+from tokenline.core import Model, ModelError, bundled_models, resolve_model
 from tokenline.walk import read_text
 
 DEFAULT_CONTEXT_WINDOW = 8192
@@ -82,35 +82,31 @@ class Measurer:
             return self._explicit
         return self.finder.config_for(Path.cwd() if path == "-" else Path(path))
 
-    def model(self, setting: str | None) -> Model:
-        """The model a setting names: empty for the bundled default, a bundled name, or a path."""
-        key = setting or ""
+    def model(self, spec: str | None, base_dir: Path | None = None) -> Model:
+        """The model a spec names (tokenline.core.resolve_model: a bundled name, a path relative
+        to base_dir, a Hugging Face repo id in the local cache), each file loaded once."""
+        text = (spec or "").strip()
+        if text and text not in bundled_models() and not _names_a_file(text, base_dir):
+            raise ModelError(
+                text,
+                f"neither a bundled model ({', '.join(sorted(bundled_models()))}), "
+                "a .model file nor a Hugging Face repo id",
+            )
+        source = resolve_model(text, base_dir)
+        key = os.path.realpath(source.path)
         if key not in self._models:
-            bundled = bundled_models()
-            name = key or BUNDLED_DEFAULT
-            if name not in bundled and not _looks_like_a_path(name):
-                raise ModelError(
-                    name,
-                    f"neither a bundled model ({', '.join(sorted(bundled))}) nor a .model file",
-                )
-            model = load_model(bundled.get(name, key))
-            if name in bundled:
-                model.name = name
-            self._models[key] = model
+            self._models[key] = source.load()
         return self._models[key]
 
     def model_for(self, config: ProjectConfig | None) -> Model:
         """The command line's model, else the configuration's (its errors name the file)."""
         if self.overrides.model is not None or config is None or config.model is None:
             return self.model(self.overrides.model)
-        setting = config.model_setting()
         try:
-            return self.model(setting)
+            return self.model(config.model, config.root)
         except ModelError as exc:
-            reason = exc.reason
-            if setting == config.model and _looks_like_a_path(setting):
-                reason += f" (looked for {config.root / setting})"
-            problem = f'{config.table}"model" = {show_value(config.model)}: {reason}'
+            where = f" ({exc.path})" if exc.path != config.model else ""
+            problem = f'{config.table}"model" = {show_value(config.model)}: {exc.reason}{where}'
             raise ConfigError(config.path, [problem]) from None
 
     def excluded(self, path: str) -> ProjectConfig | None:
@@ -131,7 +127,7 @@ class Measurer:
         text = read_text(path)
         return Measurement(
             path=path,
-            tokens=len(model.encode_full(text)) if text else 0,
+            tokens=len(model.encode(text)) if text else 0,
             characters=len(text),
             model=model.name,
             context_window=window,
@@ -141,7 +137,9 @@ class Measurer:
         )
 
 
-def _looks_like_a_path(setting: str) -> bool:
-    return (
-        setting.endswith(".model") or "/" in setting or os.sep in setting or Path(setting).exists()
-    )
+def _names_a_file(spec: str, base_dir: Path | None) -> bool:
+    """Whether a spec that is not a bundled name can name a file or a repo id (else it is a
+    typo of a bundled name, better said as such than as "no such file")."""
+    if spec.endswith(".model") or "/" in spec or os.sep in spec:
+        return True
+    return (Path(base_dir) / spec if base_dir else Path(spec)).exists()

@@ -1,10 +1,12 @@
 """Tokenline's engine: the exact SentencePiece tokenization of a document, updated per edit.
 
 from tokenline.core import load_model, Document, ModelError, COMPILED
-model = load_model(path)          # ModelError (a ValueError) for a bad file
+model = load_model(spec)          # path, bundled name or Hub repo id; ModelError (a ValueError)
 doc = Document(model, text)
 doc.edit(start, end, new_text)    # code-point offsets into the current text
 doc.ids(), len(doc), doc.text
+doc.group(k)                      # tokens that share a character with token k
+model.token_kind(id)              # TOKEN_BYTE | TOKEN_SPECIAL | TOKEN_UNKNOWN | TOKEN_WHITESPACE
 """
 
 from __future__ import annotations
@@ -16,10 +18,22 @@ from tokenline.core.loader import (
     ModelError,
     bundled_model_path,
     bundled_models,
-    load_model,
+    load_model_file,
 )
 from tokenline.core.model import Model
+from tokenline.core.resolve import (
+    ModelSource,
+    find_in_hf_cache,
+    hf_cached_repos,
+    hf_hub_cache,
+    load_model,
+    resolve_model,
+)
 from tokenline.core.rope import UTF8, UTF16, UTF32
+from tokenline.core.vocab import FLAG_BYTE as TOKEN_BYTE
+from tokenline.core.vocab import FLAG_SPECIAL as TOKEN_SPECIAL
+from tokenline.core.vocab import FLAG_UNKNOWN as TOKEN_UNKNOWN
+from tokenline.core.vocab import FLAG_WHITESPACE as TOKEN_WHITESPACE
 
 # True when the engine runs as mypyc-compiled C extensions (pip install without
 # TOKENLINE_NO_MYPYC), False for the pure-Python build.
@@ -28,13 +42,23 @@ COMPILED: bool = not _document.__file__.endswith(".py")
 __all__ = [
     "BUNDLED_DEFAULT",
     "COMPILED",
+    "TOKEN_BYTE",
+    "TOKEN_SPECIAL",
+    "TOKEN_UNKNOWN",
+    "TOKEN_WHITESPACE",
     "UTF8",
     "UTF16",
     "UTF32",
     "Document",
     "Model",
     "ModelError",
+    "ModelSource",
     "bundled_model_path",
     "bundled_models",
+    "find_in_hf_cache",
+    "hf_cached_repos",
+    "hf_hub_cache",
     "load_model",
+    "load_model_file",
+    "resolve_model",
 ]

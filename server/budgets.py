@@ -12,38 +12,77 @@ once in a `window/showMessage` Warning until it changes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 
 from tokenline.config import CONFIG_NAMES, ConfigError, ConfigFinder, ProjectConfig
+from tokenline.server.feature import Feature
+from tokenline.server.models import uri_path
 from tokenline.server.settings import Settings
+
+if TYPE_CHECKING:
+    from tokenline.server.app import TokenlineServer
 
 log = logging.getLogger("tokenline.server")
 
 # Registered with the client so that it tells the server when a configuration file changes.
 WATCH_GLOBS = tuple(f"**/{name}" for name in CONFIG_NAMES)
+WATCH_ID = "tokenline-config-files"
 
 
-class ProjectSettings:
-    """Finds each document's project configuration and builds its settings on top of it."""
+class ProjectFeature(Feature):
+    """Each document's project configuration, the settings built on it, and re-reading it."""
 
-    def __init__(self, warn: Callable[[str], None]) -> None:
+    def __init__(self, server: TokenlineServer) -> None:
+        super().__init__(server)
         self.finder = ConfigFinder()
-        self._warn = warn
+        self.can_watch_files = False
         self._reported: set[str] = set()
+
+    def register(self) -> None:
+        self.handle(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, self.did_change_watched_files)
+
+    def initialize(self, params: types.InitializeParams) -> None:
+        ws = params.capabilities.workspace
+        watch = ws.did_change_watched_files if ws else None
+        self.can_watch_files = bool(watch and watch.dynamic_registration)
+
+    async def watch_config_files(self) -> None:
+        """Asks the client to report changes of configuration files, so that an edited budget
+        applies without a restart (after `initialized`). A client that refuses only loses that."""
+        if not self.can_watch_files:
+            return
+        watchers = [types.FileSystemWatcher(glob_pattern=g) for g in WATCH_GLOBS]
+        registration = types.Registration(
+            id=WATCH_ID,
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+        )
+        try:
+            await self.server.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            )
+        except Exception as exc:
+            log.warning("the client did not watch the configuration files: %s", exc)
+
+    def did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(is_config_file(uri_path(c.uri)) for c in params.changes):
+            self.reload()
+            self.server.settings.apply()
 
     def reload(self) -> None:
         """Forgets every configuration read, so that the next lookup reads the files again."""
         self.finder.clear()
         self._reported.clear()
 
-    def config_for(self, path: str | None) -> ProjectConfig | None:
-        """The configuration of the file at `path` (None for unsaved or non-file documents, and
-        for a broken configuration, which is reported once)."""
+    def config_for(self, uri: str | None) -> ProjectConfig | None:
+        """The configuration of the document's file (None for unsaved or non-file documents,
+        and for a broken configuration, which is reported once)."""
+        path = uri_path(uri) if uri else None
         if path is None:
             return None
         try:
@@ -53,22 +92,24 @@ class ProjectSettings:
             if message not in self._reported:
                 self._reported.add(message)
                 log.warning("%s", message)
-                self._warn(
+                self.server.show(
+                    types.MessageType.Warning,
                     f"Tokenline: {message}. This configuration is not applied: "
-                    "using your settings and the defaults."
+                    "using your settings and the defaults.",
                 )
             return None
 
-    def settings(self, path: str | None, layers: Iterable[object]) -> tuple[Settings, list[str]]:
+    def settings(self, uri: str | None, layers: Iterable[object]) -> tuple[Settings, list[str]]:
         """The document's settings: defaults, then the project's values, then each of the user's
         setting sources in `layers` (lowest first), then the project's budget for its path.
         Returns them with the problems found in the user's sources."""
-        config = self.config_for(path)
+        config = self.config_for(uri)
         s = Settings() if config is None else project_base(config)
         problems: list[str] = []
         for raw in layers:
             s, found = s.overlay(raw)
             problems += found
+        path = uri_path(uri) if uri else None
         budget = None if config is None or path is None else config.budget_for(Path(path))
         if budget is not None:
             s = replace(s, budget=budget.limit, budget_pattern=budget.pattern)
@@ -99,20 +140,3 @@ def status_fields(s: Settings) -> dict[str, object]:
         fields["budget"] = s.budget
         fields["budgetPattern"] = s.budget_pattern
     return fields
-
-
-async def watch_config_files(ls: LanguageServer) -> None:
-    """Asks the client to send `workspace/didChangeWatchedFiles` for configuration files, so that
-    an edited budget applies without a restart. A client that refuses only loses that."""
-    watchers = [types.FileSystemWatcher(glob_pattern=g) for g in WATCH_GLOBS]
-    registration = types.Registration(
-        id="tokenline-config-files",
-        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
-    )
-    try:
-        await ls.client_register_capability_async(
-            types.RegistrationParams(registrations=[registration])
-        )
-    except Exception as exc:
-        log.warning("the client did not watch the configuration files: %s", exc)

@@ -3,79 +3,109 @@ document's budget from the project configuration when it has one, else the conte
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
 from tokenline.core import Document
-from tokenline.core.model import FLAG_BYTE
+from tokenline.server.feature import Feature
 from tokenline.server.settings import Settings
 from tokenline.server.text import fmt
+
+if TYPE_CHECKING:
+    from tokenline.server.app import TokenlineServer
+    from tokenline.server.store import DocState
 
 SOURCE = "tokenline"
 CODE_OVER = "context-window"
 CODE_NEAR = "context-window-near"
 CODE_OVER_BUDGET = "budget"
 CODE_NEAR_BUDGET = "budget-near"
+# A document under the window is never shown as 100% full.
+MOST_PERCENT_UNDER = 99
 
 
 def first_beyond(doc: Document, context_window: int) -> int:
     """Code-point offset where the first token that does not fit begins.
 
-    That is token index `context_window`. When it is a byte-fallback continuation (zero-width, at
-    the end of its character), the character it belongs to does not fit whole, so the offset is
-    that character's start.
+    That is token index `context_window`. When it shares its character with the tokens before it
+    (byte fallback), the character does not fit whole, so the offset is that character's start.
     """
-    k = context_window
-    s, e = doc.token_span(k)
-    s, e = int(s), int(e)
-    if e == s and s > 0 and doc.model.flags[int(doc.token_id(k))] & FLAG_BYTE:
-        return s - 1
-    return s
+    first, _end = doc.group(context_window)
+    return int(doc.token_start(first))
+
+
+@dataclass(frozen=True)
+class Limit:
+    """What a document is checked against, and how the messages name it."""
+
+    tokens: int
+    name: str  # "2,000-token budget for prompts/*.md"
+    near: str  # "the budget for prompts/*.md"
+    over_code: str
+    near_code: str
+
+
+def limit_of(settings: Settings) -> Limit:
+    """The document's budget when the project configuration gives one, else its context window."""
+    if settings.budget is not None:
+        pattern = settings.budget_pattern
+        return Limit(
+            settings.budget,
+            f"{fmt(settings.budget)}-token budget for {pattern}",
+            f"the budget for {pattern}",
+            CODE_OVER_BUDGET,
+            CODE_NEAR_BUDGET,
+        )
+    window = settings.context_window
+    return Limit(
+        window, f"{fmt(window)}-token context window", "the context window", CODE_OVER, CODE_NEAR
+    )
 
 
 def compute(doc: Document, settings: Settings, unit: int) -> list[types.Diagnostic]:
+    """The document's diagnostic against its limit: none, a Warning, or an Error."""
     total = len(doc)
-    limit = settings.limit
-    budget = settings.budget is not None
-    if budget:
-        name = f"{fmt(limit)}-token budget for {settings.budget_pattern}"
-        near = f"the budget for {settings.budget_pattern}"
-    else:
-        name, near = f"{fmt(limit)}-token context window", "the context window"
-    if total > limit:
-        start = first_beyond(doc, limit)
-        sl, sc = doc.position(start, unit)
-        el, ec = doc.position(doc.length(), unit)
-        return [
-            types.Diagnostic(
-                range=types.Range(
-                    start=types.Position(line=int(sl), character=int(sc)),
-                    end=types.Position(line=int(el), character=int(ec)),
-                ),
-                message=f"Beyond the {name}: {fmt(total)} tokens, {fmt(total - limit)} over",
-                severity=types.DiagnosticSeverity.Error,
-                source=SOURCE,
-                code=CODE_OVER_BUDGET if budget else CODE_OVER,
-            )
-        ]
+    limit = limit_of(settings)
+    if total > limit.tokens:
+        return [_over(doc, limit, unit)]
     if total >= settings.warn_threshold():
-        last = int(doc.line_count()) - 1
-        el, ec = doc.position(doc.length(), unit)
-        pct = round(100 * total / limit)
-        if total < limit:
-            pct = min(pct, 99)
-        return [
-            types.Diagnostic(
-                range=types.Range(
-                    start=types.Position(line=last, character=0),
-                    end=types.Position(line=int(el), character=int(ec)),
-                ),
-                message=f"{fmt(total)} of {fmt(limit)} tokens ({pct}%): close to {near}",
-                severity=types.DiagnosticSeverity.Warning,
-                source=SOURCE,
-                code=CODE_NEAR_BUDGET if budget else CODE_NEAR,
-            )
-        ]
+        return [_near(doc, limit, unit)]
     return []
+
+
+def _to_end(doc: Document, start: types.Position, unit: int) -> types.Range:
+    """From start to the end of the document."""
+    el, ec = doc.position(doc.length(), unit)
+    return types.Range(start=start, end=types.Position(line=int(el), character=int(ec)))
+
+
+def _over(doc: Document, limit: Limit, unit: int) -> types.Diagnostic:
+    total = len(doc)
+    sl, sc = doc.position(first_beyond(doc, limit.tokens), unit)
+    return types.Diagnostic(
+        range=_to_end(doc, types.Position(line=int(sl), character=int(sc)), unit),
+        message=f"Beyond the {limit.name}: {fmt(total)} tokens, {fmt(total - limit.tokens)} over",
+        severity=types.DiagnosticSeverity.Error,
+        source=SOURCE,
+        code=limit.over_code,
+    )
+
+
+def _near(doc: Document, limit: Limit, unit: int) -> types.Diagnostic:
+    total = len(doc)
+    last_line = int(doc.line_count()) - 1
+    percent = round(100 * total / limit.tokens)
+    if total < limit.tokens:
+        percent = min(percent, MOST_PERCENT_UNDER)
+    return types.Diagnostic(
+        range=_to_end(doc, types.Position(line=last_line, character=0), unit),
+        message=f"{fmt(total)} of {fmt(limit.tokens)} tokens ({percent}%): close to {limit.near}",
+        severity=types.DiagnosticSeverity.Warning,
+        source=SOURCE,
+        code=limit.near_code,
+    )
 
 
 def key(diags: list[types.Diagnostic]) -> tuple[object, ...]:
@@ -91,3 +121,30 @@ def key(diags: list[types.Diagnostic]) -> tuple[object, ...]:
         )
         for d in diags
     )
+
+
+class DiagnosticsFeature(Feature):
+    """Publishes each document's diagnostics when they differ from what it last published."""
+
+    def __init__(self, server: TokenlineServer) -> None:
+        super().__init__(server)
+        self._published: dict[str, tuple[object, ...]] = {}
+
+    def document_opened(self, st: DocState) -> None:
+        self._published.pop(st.uri, None)
+
+    def publish(self, st: DocState) -> None:
+        diags = compute(st.doc, st.settings, self.server.unit)
+        published = key(diags)
+        if self._published.get(st.uri) == published:
+            return
+        self._published[st.uri] = published
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=st.uri, diagnostics=diags, version=st.version)
+        )
+
+    def document_closed(self, st: DocState) -> None:
+        if self._published.pop(st.uri, None):
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=st.uri, diagnostics=[])
+            )
