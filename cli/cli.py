@@ -169,14 +169,14 @@ def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Me
     try:
         measurer = Measurer(Overrides(args.model, args.context_window, args.config))
         for found in FileWalker().files(args.paths):
-            excluded_by = measurer.excluded(found.path)
-            if excluded_by is not None:
+            config = measurer.config_for(found.path)
+            if config is not None and found.path != "-" and config.excludes(Path(found.path)):
                 run.excluded += 1
                 if found.named:
-                    err.write(f"tokenline: {found.path}: excluded by {excluded_by.path}\n")
+                    err.write(f"tokenline: {found.path}: excluded by {config.path}\n")
                 continue
             try:
-                m = measurer.measure(found.path)
+                m = measurer.measure(found.path, config)
             except InputError as exc:
                 if found.named:
                     err.write(f"tokenline: {exc}\n")

@@ -357,7 +357,8 @@ class ConfigFinder:
     def config_for(self, file: Path) -> ProjectConfig | None:
         """The parsed configuration that applies to `file`; ConfigError when it is broken."""
         path = self.find(file)
-        return None if path is None else self.load(path)
+        # find() returns only files with a Tokenline configuration: parsed (and cached) already.
+        return None if path is None else self._parse(path)
 
     def load(self, path: Path) -> ProjectConfig:
         """An explicitly named configuration file (`--config`): it must have a Tokenline table."""

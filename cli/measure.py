@@ -74,7 +74,9 @@ class Measurer:
     def __init__(self, overrides: Overrides) -> None:
         self.overrides = overrides
         self.finder = ConfigFinder()
+        # Loaded models by real file path, and what each spec (with its base folder) resolved to.
         self._models: dict[str, Model] = {}
+        self._by_spec: dict[tuple[str, Path | None], Model] = {}
         self._explicit = None if overrides.config is None else self.finder.load(overrides.config)
 
     def config_for(self, path: str) -> ProjectConfig | None:
@@ -86,6 +88,9 @@ class Measurer:
         """The model a spec names (tokenline.core.resolve_model: a bundled name, a path relative
         to base_dir, a Hugging Face repo id in the local cache), each file loaded once."""
         text = (spec or "").strip()
+        known = self._by_spec.get((text, base_dir))
+        if known is not None:
+            return known
         if text and text not in bundled_models() and not _names_a_file(text, base_dir):
             raise ModelError(
                 text,
@@ -96,6 +101,7 @@ class Measurer:
         key = os.path.realpath(source.path)
         if key not in self._models:
             self._models[key] = source.load()
+        self._by_spec[(text, base_dir)] = self._models[key]
         return self._models[key]
 
     def model_for(self, config: ProjectConfig | None) -> Model:
@@ -109,19 +115,14 @@ class Measurer:
             problem = f'{config.table}"model" = {show_value(config.model)}: {exc.reason}{where}'
             raise ConfigError(config.path, [problem]) from None
 
-    def excluded(self, path: str) -> ProjectConfig | None:
-        """The configuration whose `exclude` leaves this file out, or None."""
-        config = None if path == "-" else self.config_for(path)
-        return config if config is not None and config.excludes(Path(path)) else None
-
     def limits(self, path: str, config: ProjectConfig | None) -> tuple[int, Budget | None]:
         """The context window (command line, configuration, default) and the file's budget."""
         window = self.overrides.context_window or (config and config.context_window)
         budget = None if config is None or path == "-" else config.budget_for(Path(path))
         return window or DEFAULT_CONTEXT_WINDOW, budget
 
-    def measure(self, path: str) -> Measurement:
-        config = self.config_for(path)
+    def measure(self, path: str, config: ProjectConfig | None) -> Measurement:
+        """The count of the file at `path`, held to the limits of `config` (its configuration)."""
         model = self.model_for(config)
         window, budget = self.limits(path, config)
         text = read_text(path)
