@@ -125,9 +125,9 @@ def test_byte_fallback_window_never_splits_a_character(model_paths: dict[str, Pa
         for k in range(len(doc)):
             tid = doc.token_id(k)
             start, end = doc.token_span(k)
-            if model.flags[tid] & FLAG_CONTINUATION:
+            if model.vocab.flags[tid] & FLAG_CONTINUATION:
                 assert start == end
-            elif model.flags[tid] & FLAG_BYTE:
+            elif model.vocab.flags[tid] & FLAG_BYTE:
                 assert end == start + 1
 
 
