@@ -195,8 +195,11 @@ class Document:
         end = min(end, self.rope.length())
         if start >= end:
             return [], 0, 0, []
-        if end - start > DIRECT_COUNT_LIMIT and self.model.incremental:
+        long: bool = end - start > DIRECT_COUNT_LIMIT
+        if self.model.incremental and (long or self.model.family.segmenter is not None):
             head, a, b, tail = self.norm.split_range(start, end)
+            if a >= 0 and not long:
+                return self.engine.encode_segments(head + self.norm.slice(a, b) + tail), 0, 0, []
             if a >= 0:
                 left, k0, k1, right = self.engine.encode_range(head, a, b, tail)
                 if k0 >= 0:

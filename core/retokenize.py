@@ -31,7 +31,7 @@ from mypy_extensions import i32, i64, u8
 from tokenline.core.family import Encoded, Family
 from tokenline.core.normalizer import Normalization
 from tokenline.core.pairs import PairStore as TokenStore
-from tokenline.core.segments import CachedTokens, Segmenter
+from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens, Segmenter
 
 # Old tokens fetched on each side of an edit before the loop starts (most windows fit in them).
 EDIT_MARGIN: Final = 8
@@ -89,6 +89,24 @@ class Window:
         self.out = Encoded([], vec[i32](), vec[u8]())
 
 
+class TokenRun:
+    """Tokens gathered segment by segment, in the token store's columns."""
+
+    ids: vec[i32]
+    lens: vec[i32]
+    joins: vec[u8]
+
+    def __init__(self) -> None:
+        self.ids = vec[i32]()
+        self.lens = vec[i32]()
+        self.joins = vec[u8]()
+
+    def add(self, tokens: CachedTokens) -> None:
+        self.ids = extend(self.ids, tokens.ids)
+        self.lens = extend(self.lens, tokens.lens)
+        self.joins = extend(self.joins, tokens.joins)
+
+
 class Retokenizer:
     """Owns a document's tokens and the window loop that keeps them exact."""
 
@@ -124,27 +142,40 @@ class Retokenizer:
             )
 
     def _load_segments(self, seg: Segmenter) -> None:
-        """Tokens of the normalized text, segment by segment, from the model's cache where it
-        has them; only the segments it lacks are encoded."""
-        cache = self.family.cache
-        ids = vec[i32]()
-        lens = vec[i32]()
-        joins = vec[u8]()
+        """Tokens of the normalized text, segment by segment, a block at a time."""
+        run = TokenRun()
         total: i64 = self.norm.length()
         pos: i64 = 0
         while pos < total:
             block = self._whole_segments(seg, pos, total)
             pos += len(block)
-            for segment in seg.split(block):
-                found = cache.get(segment)
-                if found is None:
-                    enc = self._tokens(segment, True)
-                    found = CachedTokens(_to_vec(enc.ids), enc.lens, enc.joins)
-                    cache.put(segment, found)
-                ids = extend(ids, found.ids)
-                lens = extend(lens, found.lens)
-                joins = extend(joins, found.joins)
-        self.toks.load(ids, lens, joins)
+            self._add_segments(seg, block, run)
+        self.toks.load(run.ids, run.lens, run.joins)
+
+    def encode_segments(self, text: str) -> list[int]:
+        """Ids of normalized text that begins at a segment start, from the segment cache (a
+        short selection's count). The family must have a segmenter."""
+        seg = self.family.segmenter
+        assert seg is not None
+        run = TokenRun()
+        self._add_segments(seg, text, run)
+        out: list[int] = []
+        for x in run.ids:
+            out.append(int(x))
+        return out
+
+    def _add_segments(self, seg: Segmenter, text: str, run: TokenRun) -> None:
+        """Appends the tokens of text's segments to run: from the model's cache where it has
+        them, encoding (and caching) only the segments it lacks."""
+        cache = self.family.cache
+        for segment in seg.split(text):
+            # Long segments are never cached: do not even hash them.
+            found = cache.get(segment) if len(segment) <= CACHED_SEGMENT_CHARS else None
+            if found is None:
+                enc = self._tokens(segment, True)
+                found = CachedTokens(_to_vec(enc.ids), enc.lens, enc.joins)
+                cache.put(segment, found)
+            run.add(found)
 
     def _whole_segments(self, seg: Segmenter, pos: i64, total: i64) -> str:
         """Normalized text from pos (a segment start) to a later segment start, about a block."""
