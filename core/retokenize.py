@@ -95,11 +95,20 @@ class TokenRun:
     ids: vec[i32]
     lens: vec[i32]
     joins: vec[u8]
+    keeps_joins: bool
 
-    def __init__(self) -> None:
+    def __init__(self, keeps_joins: bool) -> None:
         self.ids = vec[i32]()
         self.lens = vec[i32]()
         self.joins = vec[u8]()
+        self.keeps_joins = keeps_joins
+
+    def add_one(self, token_id: i64) -> None:
+        """A token of one character that starts a merge symbol."""
+        self.ids = append(self.ids, i32(token_id))
+        self.lens = append(self.lens, 1)
+        if self.keeps_joins:
+            self.joins = append(self.joins, 0)
 
     def add(self, tokens: CachedTokens) -> None:
         self.ids = extend(self.ids, tokens.ids)
@@ -143,7 +152,7 @@ class Retokenizer:
 
     def _load_segments(self, seg: Segmenter) -> None:
         """Tokens of the normalized text, segment by segment, a block at a time."""
-        run = TokenRun()
+        run = TokenRun(self.family.keeps_joins)
         total: i64 = self.norm.length()
         pos: i64 = 0
         while pos < total:
@@ -157,7 +166,7 @@ class Retokenizer:
         short selection's count). The family must have a segmenter."""
         seg = self.family.segmenter
         assert seg is not None
-        run = TokenRun()
+        run = TokenRun(self.family.keeps_joins)
         self._add_segments(seg, text, run)
         out: list[int] = []
         for x in run.ids:
@@ -167,15 +176,38 @@ class Retokenizer:
     def _add_segments(self, seg: Segmenter, text: str, run: TokenRun) -> None:
         """Appends the tokens of text's segments to run: from the model's cache where it has
         them, encoding (and caching) only the segments it lacks."""
-        cache = self.family.cache
         for segment in seg.split(text):
-            # Long segments are never cached: do not even hash them.
-            found = cache.get(segment) if len(segment) <= CACHED_SEGMENT_CHARS else None
-            if found is None:
-                enc = self._tokens(segment, True)
-                found = CachedTokens(_to_vec(enc.ids), enc.lens, enc.joins)
-                cache.put(segment, found)
-            run.add(found)
+            if len(segment) <= CACHED_SEGMENT_CHARS:
+                run.add(self._segment_tokens(segment))
+            else:
+                self._add_long_segment(seg, segment, run)
+
+    def _add_long_segment(self, seg: Segmenter, segment: str, run: TokenRun) -> None:
+        """A long segment cut finer where a character starts every token it is in; the pieces
+        go through the cache like segments (the characters of CJK text repeat)."""
+        n: i64 = len(segment)
+        start: i64 = 0
+        i: i64 = 1
+        while i <= n:
+            if i == n or seg.cut_before(ord(segment[i])):
+                piece: i64 = seg.piece_of(ord(segment[start])) if i - start == 1 else -1
+                if piece >= 0:
+                    run.add_one(piece)
+                else:
+                    run.add(self._segment_tokens(segment[start:i]))
+                start = i
+            i += 1
+
+    def _segment_tokens(self, segment: str) -> CachedTokens:
+        """The tokens of one segment: the cache's, or encoded (and cached)."""
+        cache = self.family.cache
+        # Long segments are never cached: do not even hash them.
+        found = cache.get(segment) if len(segment) <= CACHED_SEGMENT_CHARS else None
+        if found is None:
+            enc = self._tokens(segment, True)
+            found = CachedTokens(_to_vec(enc.ids), enc.lens, enc.joins)
+            cache.put(segment, found)
+        return found
 
     def _whole_segments(self, seg: Segmenter, pos: i64, total: i64) -> str:
         """Normalized text from pos (a segment start) to a later segment start, about a block."""
