@@ -29,7 +29,7 @@ from tokenline.core.resolve import (
     load_model,
     resolve_model,
 )
-from tokenline.core.rope import UTF8, UTF16, UTF32
+from tokenline.core.rope import UTF8, UTF16, UTF32, count_breaks, units8, units16, utf8_width
 from tokenline.core.vocab import FLAG_BYTE as TOKEN_BYTE
 from tokenline.core.vocab import FLAG_SPECIAL as TOKEN_SPECIAL
 from tokenline.core.vocab import FLAG_UNKNOWN as TOKEN_UNKNOWN
@@ -55,10 +55,14 @@ __all__ = [
     "ModelSource",
     "bundled_model_path",
     "bundled_models",
+    "count_breaks",
     "find_in_hf_cache",
     "hf_cached_repos",
     "hf_hub_cache",
     "load_model",
     "load_model_file",
     "resolve_model",
+    "units8",
+    "units16",
+    "utf8_width",
 ]

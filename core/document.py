@@ -90,6 +90,18 @@ class Document:
     def token_start(self, k: i64) -> i64:
         return self.norm.to_orig(self.toks.start(k))
 
+    def first_token_from(self, offset: i64) -> i64:
+        """Index of the first token that starts at or after offset (len(self) when none does)."""
+        k: i64 = self.token_at(offset)
+        if k < self.toks.size() and self.token_start(k) < offset:
+            k += 1
+        return k
+
+    def starts_token(self, offset: i64) -> bool:
+        """True when a token starts exactly at offset (or offset is the end of the text)."""
+        k: i64 = self.token_at(offset)
+        return k >= self.toks.size() or self.token_start(k) == offset
+
     def group(self, k: i64) -> tuple[i64, i64]:
         """Tokens [first, end) that hold one character together with token k.
 
@@ -183,8 +195,11 @@ class Document:
         end = min(end, self.rope.length())
         if start >= end:
             return [], 0, 0, []
-        if end - start > DIRECT_COUNT_LIMIT and self.model.incremental:
+        long: bool = end - start > DIRECT_COUNT_LIMIT
+        if self.model.incremental and (long or self.model.family.segmenter is not None):
             head, a, b, tail = self.norm.split_range(start, end)
+            if a >= 0 and not long:
+                return self.engine.encode_segments(head + self.norm.slice(a, b) + tail), 0, 0, []
             if a >= 0:
                 left, k0, k1, right = self.engine.encode_range(head, a, b, tail)
                 if k0 >= 0:

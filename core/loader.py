@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import sentencepiece as spm
+from librt.vecs import append, vec
+from mypy_extensions import i32, u8
 
 from tokenline.core.charsmap import Charsmap, CharsmapError
 from tokenline.core.model import Model
@@ -151,7 +153,35 @@ def _whitespace_segments(proto: Any) -> Segmenter | None:
             space_is_piece = True
         if any(cut.cut_between(text[i - 1], text[i]) for i in range(1, len(text))):
             return None
-    return cut if space_is_piece else None
+    if not space_is_piece:
+        return None
+    joined, single_id = _character_cuts(proto)
+    cut.use_character_cuts(joined, bool(proto.trainer_spec.byte_fallback), single_id)
+    return cut
+
+
+def _character_cuts(proto: Any) -> tuple[vec[u8], vec[i32]]:
+    """Per code point: 1 when a token may hold it after its first character (it stands there in
+    some piece, or it is no piece of its own in a model without byte fallback, whose <unk>
+    joins the one before; other characters always begin a token), and the id of the piece that
+    is exactly that character (-1: none)."""
+    inner: set[int] = set()
+    single: dict[int, int] = {}
+    for index, piece in enumerate(proto.pieces):
+        if piece.type not in (NORMAL, USER_DEFINED, UNUSED):
+            continue
+        inner.update(ord(c) for c in piece.piece[1:])
+        if len(piece.piece) == 1:
+            single[ord(piece.piece)] = index
+    byte_fallback = bool(proto.trainer_spec.byte_fallback)
+    top = max(inner | set(single), default=0) + 1
+    joined = vec[u8](capacity=top)
+    single_id = vec[i32](capacity=top)
+    for cp in range(top):
+        runs_on = cp in inner or (not byte_fallback and cp not in single)
+        joined = append(joined, u8(1) if runs_on else u8(0))
+        single_id = append(single_id, i32(single.get(cp, -1)))
+    return joined, single_id
 
 
 def _vocabulary(proto: Any, sp: spm.SentencePieceProcessor) -> tuple[Vocabulary, list[str]]:

@@ -6,15 +6,9 @@ family to the engine.
 
 from __future__ import annotations
 
-from librt.vecs import vec
-from mypy_extensions import i32, i64
+from mypy_extensions import i64
 
 from tokenline.core.family import Family
-from tokenline.core.vocab import FLAG_BYTE as FLAG_BYTE
-from tokenline.core.vocab import FLAG_CONTINUATION as FLAG_CONTINUATION
-from tokenline.core.vocab import FLAG_SPECIAL as FLAG_SPECIAL
-from tokenline.core.vocab import FLAG_UNKNOWN as FLAG_UNKNOWN
-from tokenline.core.vocab import FLAG_WHITESPACE as FLAG_WHITESPACE
 from tokenline.core.vocab import Vocabulary
 
 
@@ -55,11 +49,6 @@ class Model:
     def mode_note(self) -> str:
         """Why the model is not incremental ("incremental" when it is)."""
         return self.family.mode_note
-
-    @property
-    def flags(self) -> vec[i32]:
-        """Per-piece flags (the server reads token_kind instead once it moves over)."""
-        return self.vocab.flags
 
     def piece(self, token_id: i64) -> str:
         return self.vocab.piece(token_id)

@@ -31,7 +31,7 @@ from mypy_extensions import i32, i64, u8
 from tokenline.core.family import Encoded, Family
 from tokenline.core.normalizer import Normalization
 from tokenline.core.pairs import PairStore as TokenStore
-from tokenline.core.segments import CachedTokens, Segmenter
+from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens, Segmenter
 
 # Old tokens fetched on each side of an edit before the loop starts (most windows fit in them).
 EDIT_MARGIN: Final = 8
@@ -89,6 +89,33 @@ class Window:
         self.out = Encoded([], vec[i32](), vec[u8]())
 
 
+class TokenRun:
+    """Tokens gathered segment by segment, in the token store's columns."""
+
+    ids: vec[i32]
+    lens: vec[i32]
+    joins: vec[u8]
+    keeps_joins: bool
+
+    def __init__(self, keeps_joins: bool) -> None:
+        self.ids = vec[i32]()
+        self.lens = vec[i32]()
+        self.joins = vec[u8]()
+        self.keeps_joins = keeps_joins
+
+    def add_one(self, token_id: i64) -> None:
+        """A token of one character that starts a merge symbol."""
+        self.ids = append(self.ids, i32(token_id))
+        self.lens = append(self.lens, 1)
+        if self.keeps_joins:
+            self.joins = append(self.joins, 0)
+
+    def add(self, tokens: CachedTokens) -> None:
+        self.ids = extend(self.ids, tokens.ids)
+        self.lens = extend(self.lens, tokens.lens)
+        self.joins = extend(self.joins, tokens.joins)
+
+
 class Retokenizer:
     """Owns a document's tokens and the window loop that keeps them exact."""
 
@@ -124,27 +151,63 @@ class Retokenizer:
             )
 
     def _load_segments(self, seg: Segmenter) -> None:
-        """Tokens of the normalized text, segment by segment, from the model's cache where it
-        has them; only the segments it lacks are encoded."""
-        cache = self.family.cache
-        ids = vec[i32]()
-        lens = vec[i32]()
-        joins = vec[u8]()
+        """Tokens of the normalized text, segment by segment, a block at a time."""
+        run = TokenRun(self.family.keeps_joins)
         total: i64 = self.norm.length()
         pos: i64 = 0
         while pos < total:
             block = self._whole_segments(seg, pos, total)
             pos += len(block)
-            for segment in seg.split(block):
-                found = cache.get(segment)
-                if found is None:
-                    enc = self._tokens(segment, True)
-                    found = CachedTokens(_to_vec(enc.ids), enc.lens, enc.joins)
-                    cache.put(segment, found)
-                ids = extend(ids, found.ids)
-                lens = extend(lens, found.lens)
-                joins = extend(joins, found.joins)
-        self.toks.load(ids, lens, joins)
+            self._add_segments(seg, block, run)
+        self.toks.load(run.ids, run.lens, run.joins)
+
+    def encode_segments(self, text: str) -> list[int]:
+        """Ids of normalized text that begins at a segment start, from the segment cache (a
+        short selection's count). The family must have a segmenter."""
+        seg = self.family.segmenter
+        assert seg is not None
+        run = TokenRun(self.family.keeps_joins)
+        self._add_segments(seg, text, run)
+        out: list[int] = []
+        for x in run.ids:
+            out.append(int(x))
+        return out
+
+    def _add_segments(self, seg: Segmenter, text: str, run: TokenRun) -> None:
+        """Appends the tokens of text's segments to run: from the model's cache where it has
+        them, encoding (and caching) only the segments it lacks."""
+        for segment in seg.split(text):
+            if len(segment) <= CACHED_SEGMENT_CHARS:
+                run.add(self._segment_tokens(segment))
+            else:
+                self._add_long_segment(seg, segment, run)
+
+    def _add_long_segment(self, seg: Segmenter, segment: str, run: TokenRun) -> None:
+        """A long segment cut finer where a character starts every token it is in; the pieces
+        go through the cache like segments (the characters of CJK text repeat)."""
+        n: i64 = len(segment)
+        start: i64 = 0
+        i: i64 = 1
+        while i <= n:
+            if i == n or seg.cut_before(ord(segment[i])):
+                piece: i64 = seg.piece_of(ord(segment[start])) if i - start == 1 else -1
+                if piece >= 0:
+                    run.add_one(piece)
+                else:
+                    run.add(self._segment_tokens(segment[start:i]))
+                start = i
+            i += 1
+
+    def _segment_tokens(self, segment: str) -> CachedTokens:
+        """The tokens of one segment: the cache's, or encoded (and cached)."""
+        cache = self.family.cache
+        # Long segments are never cached: do not even hash them.
+        found = cache.get(segment) if len(segment) <= CACHED_SEGMENT_CHARS else None
+        if found is None:
+            enc = self._tokens(segment, True)
+            found = CachedTokens(_to_vec(enc.ids), enc.lens, enc.joins)
+            cache.put(segment, found)
+        return found
 
     def _whole_segments(self, seg: Segmenter, pos: i64, total: i64) -> str:
         """Normalized text from pos (a segment start) to a later segment start, about a block."""

@@ -35,10 +35,22 @@ class Segmenter:
     space: str
     suffix: bool
     pattern: re.Pattern[str]
+    # Finer cuts inside long segments (CJK text has no spaces): before every character that no
+    # piece holds after its first character, no token can begin earlier and reach it. joined[cp]
+    # is 1 for the code points where a token may run on (those, and unknown characters of a
+    # model without byte fallback, whose <unk> tokens merge); past its end, cut_beyond says.
+    joined: vec[u8]
+    cut_beyond: bool
+    # The id of the piece that is exactly code point cp (-1: none), so that a one-character
+    # stretch between two such cuts needs no encoder and no cache.
+    single_id: vec[i32]
 
     def __init__(self, space: str, suffix: bool) -> None:
         self.space = space
         self.suffix = suffix
+        self.joined = vec[u8]()
+        self.cut_beyond = False
+        self.single_id = vec[i32]()
         s = re.escape(space)
         if suffix:
             self.pattern = re.compile(f"[^{s}]*{s}+|[^{s}]+")
@@ -54,6 +66,23 @@ class Segmenter:
         if self.suffix:
             return before == self.space and after != self.space
         return before != self.space and after == self.space
+
+    def use_character_cuts(self, joined: vec[u8], cut_beyond: bool, single_id: vec[i32]) -> None:
+        self.joined = joined
+        self.cut_beyond = cut_beyond
+        self.single_id = single_id
+
+    def piece_of(self, cp: i64) -> i64:
+        """The id of the piece that is exactly code point cp, or -1."""
+        if cp >= len(self.single_id):
+            return -1
+        return i64(self.single_id[cp])
+
+    def cut_before(self, cp: i64) -> bool:
+        """Whether a token boundary lies before every occurrence of code point cp."""
+        if cp >= len(self.joined):
+            return self.cut_beyond
+        return self.joined[cp] == 0
 
     def last_cut(self, text: str) -> i64:
         """Offset of the last segment start inside text (after its first character), or -1.

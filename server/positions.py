@@ -1,8 +1,4 @@
-"""LSP positions and the core's offsets: encodings, code-unit lengths, token edges, loose params.
-
-The one place the server takes text helpers from `tokenline.core.rope`, which `tokenline.core`
-does not export yet; every other server module imports them from here.
-"""
+"""LSP positions and the core's offsets: encodings, code-unit lengths, token edges, loose params."""
 
 from __future__ import annotations
 
@@ -12,8 +8,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tokenline.core import UTF8, UTF16, UTF32, Document
-from tokenline.core.rope import count_breaks, units8, units16, utf8_width
+from tokenline.core import UTF8, UTF16, UTF32, Document, count_breaks, units8, units16, utf8_width
 
 ENCODING_UNITS = {"utf-8": UTF8, "utf-16": UTF16, "utf-32": UTF32}
 # The first code point that takes two UTF-16 code units (a surrogate pair).
@@ -21,12 +16,10 @@ FIRST_ASTRAL = 0x10000
 
 __all__ = [
     "count_breaks",
-    "first_token_from",
     "offset_range",
     "param",
     "position_of",
     "ranges_of",
-    "starts_token",
     "unit_columns",
     "unit_of",
     "units",
@@ -53,20 +46,6 @@ def unit_columns(line: str, unit: int) -> list[int]:
     """columns[i] = code units of line[:i], for i in 0..len(line) (UTF-8 or UTF-16)."""
     width = _utf16_width if unit == UTF16 else utf8_width
     return list(accumulate(map(width, map(ord, line)), initial=0))
-
-
-def first_token_from(doc: Document, offset: int) -> int:
-    """Index of the first token that starts at or after offset."""
-    k = int(doc.token_at(offset))
-    if k < len(doc) and int(doc.token_start(k)) < offset:
-        k += 1
-    return k
-
-
-def starts_token(doc: Document, offset: int) -> bool:
-    """True when a token of the document starts exactly at offset (or offset is the end)."""
-    k = int(doc.token_at(offset))
-    return k >= len(doc) or int(doc.token_start(k)) == offset
 
 
 # -- loose params (Tokenline's own requests arrive as plain JSON objects) -------------------------

@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from tokenline.core import Document
 from tokenline.server.feature import Change, Feature
-from tokenline.server.positions import count_breaks, first_token_from
+from tokenline.server.positions import count_breaks
 from tokenline.server.text import fmt
 
 if TYPE_CHECKING:
@@ -82,8 +82,8 @@ def section_counts(doc: Document, heads: list[Heading]) -> list[int]:
     n = int(doc.length())
     for i, (_line, s, _e) in enumerate(heads):
         nxt = heads[i + 1][1] if i + 1 < len(heads) else n
-        k0 = first_token_from(doc, s)
-        k1 = first_token_from(doc, nxt) if nxt < n else len(doc)
+        k0 = int(doc.first_token_from(s))
+        k1 = int(doc.first_token_from(nxt)) if nxt < n else len(doc)
         out.append(k1 - k0)
     return out
 

@@ -36,7 +36,7 @@ from tokenline.core import (
     Document,
 )
 from tokenline.server.feature import ALL_LINES, Change, Feature
-from tokenline.server.positions import starts_token, unit_columns, units
+from tokenline.server.positions import unit_columns, units
 
 if TYPE_CHECKING:
     from tokenline.server.app import TokenlineServer
@@ -285,10 +285,10 @@ def _changed_region(doc: Document, old: SemanticCache, n_new: int) -> tuple[int,
     n_old = old.n_lines
     head = max(0, min(old.clean_head, n_old - 1, n_new - 1))
     tail = max(0, min(old.clean_tail, n_old - head, n_new - head))
-    while head > 0 and (old.cont[head] or not starts_token(doc, int(doc.line_start(head)))):
+    while head > 0 and (old.cont[head] or not doc.starts_token(int(doc.line_start(head)))):
         head -= 1
     while tail > 0 and (
-        old.cont[n_old - tail] or not starts_token(doc, int(doc.line_start(n_new - tail)))
+        old.cont[n_old - tail] or not doc.starts_token(int(doc.line_start(n_new - tail)))
     ):
         tail -= 1
     return head, tail

@@ -125,9 +125,9 @@ def test_byte_fallback_window_never_splits_a_character(model_paths: dict[str, Pa
         for k in range(len(doc)):
             tid = doc.token_id(k)
             start, end = doc.token_span(k)
-            if model.flags[tid] & FLAG_CONTINUATION:
+            if model.vocab.flags[tid] & FLAG_CONTINUATION:
                 assert start == end
-            elif model.flags[tid] & FLAG_BYTE:
+            elif model.vocab.flags[tid] & FLAG_BYTE:
                 assert end == start + 1
 
 
@@ -304,3 +304,7 @@ def test_bpe_segments_open_from_the_cache(model_paths: dict[str, Path]) -> None:
     sp = spm.SentencePieceProcessor(model_file=str(model_paths["mistral-7b-v0.1"]))
     assert first.ids() == sp.encode(text)
     assert second.ids() == sp.encode(text + text)
+    # A selection count looks its segments up too: only the two it cuts mid-word are new.
+    misses = model.family.cache.misses
+    assert second.count(5, 300) == len(sp.encode((text + text)[5:300]))
+    assert model.family.cache.misses - misses <= 2

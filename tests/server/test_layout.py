@@ -8,8 +8,6 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 SERVER = ROOT / "server"
-# The one server module that may import tokenline.core.rope (helpers the core does not export yet).
-HELPER_SITE = "positions.py"
 
 
 def imports(path: Path) -> set[str]:
@@ -36,11 +34,9 @@ def test_the_server_uses_token_kinds_not_private_flags() -> None:
         assert "flags" not in attributes(path), f"{path.name} reads model.flags"
 
 
-def test_core_internals_come_through_one_module() -> None:
+def test_the_server_imports_no_core_internals() -> None:
     private = {
         path.name: sorted(m for m in imports(path) if m.startswith("tokenline.core."))
         for path in sorted(SERVER.glob("*.py"))
     }
-    assert {name: mods for name, mods in private.items() if mods} == {
-        HELPER_SITE: ["tokenline.core.rope"]
-    }
+    assert {name: mods for name, mods in private.items() if mods} == {}
