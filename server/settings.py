@@ -185,8 +185,9 @@ class SettingsFeature(Feature):
         self.can_pull_config = bool(ws and ws.configuration)
 
     async def initialized(self, params: types.InitializedParams) -> None:
-        await self.server.project.watch_config_files()
         await self.pull_configuration()
+        # After the settings: a client may take its time to set up file watching.
+        await self.server.project.watch_config_files()
 
     async def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
         pushed = params.settings
