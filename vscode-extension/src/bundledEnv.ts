@@ -154,25 +154,30 @@ export async function readyEnv(paths: EnvPaths, bundle: Bundle, host: EnvHost): 
 /** The first candidate that runs and is Python >= 3.10, or a message naming what each one was. */
 export async function findPython(candidates: Candidate[], host: EnvHost): Promise<BasePython | string> {
   const seen: string[] = [];
+  const missing: string[] = [];
+  const executables = new Set<string>();
   for (const c of candidates) {
     const r = await host.run(c.command, [...(c.args ?? []), '-c', PROBE], { timeoutMs: CHECK_TIMEOUT_MS });
     const [version, executable] = r.stdout.trim().split(/\r?\n/);
     if (r.code !== 0 || !version || !executable) {
-      const missing = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
-      if (missing) {
-        // Say each name once: a long list of absent names helps nobody.
-        seen.push(`${c.command}: not found`);
+      if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
+        missing.push(c.command);
       } else {
         seen.push(`${c.from} does not run (${why(r)})`);
       }
-      continue;
+    } else if (!supported(version)) {
+      // python3 and python are often the same interpreter: name it once.
+      if (!executables.has(executable)) {
+        seen.push(`${c.from} is Python ${version} (${executable})`);
+      }
+      executables.add(executable);
+    } else {
+      host.info(`Python for the server environment: ${executable} (Python ${version}, ${c.from}).`);
+      return { executable, version };
     }
-    if (!supported(version)) {
-      seen.push(`${c.from} is Python ${version} (${executable})`);
-      continue;
-    }
-    host.info(`Python for the server environment: ${executable} (Python ${version}, ${c.from}).`);
-    return { executable, version };
+  }
+  if (missing.length > 0) {
+    seen.push(`not found: ${missing.join(', ')}`);
   }
   return seen.join('; ');
 }
