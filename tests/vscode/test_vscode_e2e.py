@@ -303,9 +303,21 @@ def vsix() -> Path:
     ):
         _missing(f"the tokenline package (with its server) in {PYTHON}; set TOKENLINE_E2E_PYTHON")
     found = sorted(EXT_DIR.glob("tokenline-*.vsix"), key=lambda p: p.stat().st_mtime)
-    sources = [EXT_DIR / "package.json", *(EXT_DIR / "src").glob("*.ts")]
+    # The extension's sources and the Python package its bundled wheels are built from.
+    sources = [
+        EXT_DIR / "package.json",
+        *(EXT_DIR / "src").glob("*.ts"),
+        *(EXT_DIR / "scripts").glob("*.mjs"),
+        REPO / "pyproject.toml",
+        REPO / "setup.py",
+        *(p for d in ("core", "server", "cli") for p in (REPO / d).rglob("*.py")),
+    ]
     newest_source = max(p.stat().st_mtime for p in sources)
-    if not found or found[-1].stat().st_mtime < newest_source:
+    if (
+        not found
+        or found[-1].stat().st_mtime < newest_source
+        or not (EXT_DIR / "bundled" / "bundle.json").is_file()
+    ):
         if not (EXT_DIR / "node_modules").is_dir():
             _missing("vscode-extension/node_modules")
         build = subprocess.run(
@@ -862,3 +874,66 @@ def test_bundled_server_unreachable_index_says_what_and_how(
     assert log.count("Creating the server environment:") == 1, log
     assert "127.0.0.1:9" in log, "pip's own output is in the log"
     assert not any(_storage(bundled_offline["env"]).iterdir())
+
+
+FAKE_PYTHON = """#!/bin/sh
+# A Python 3.8 stand-in: answers the extension's version probe, fails at anything else.
+case "$*" in *version_info*) echo 3.8.10; echo "$0"; exit 0;; esac
+echo "this is not a real Python" >&2
+exit 1
+"""
+
+
+@pytest.fixture(scope="module")
+def bundled_old_python(
+    tmp_path_factory: pytest.TempPathFactory, vsix: Path, bare_python: dict[str, Any]
+) -> dict[str, Any]:
+    """First start where every Python the extension looks for on PATH is 3.8."""
+    env = _bundled_env(tmp_path_factory, "vscode-bundled-old-python", vsix, bare_python)
+    fake = env.root / "fake-bin"
+    fake.mkdir()
+    for name in ("python3", *(f"python3.{m}" for m in range(10, 15)), "python"):
+        (fake / name).write_text(FAKE_PYTHON)
+        (fake / name).chmod(0o755)
+    # First on PATH, also for the login shell whose environment VS Code takes over.
+    env.env["PATH"] = f"{fake}{os.pathsep}{env.env['PATH']}"
+    env.env["SHELL"] = "/bin/sh"
+    (env.home / ".profile").write_text(f'export PATH="{fake}:$PATH"\n')
+    with CodeServer(env, ARTIFACTS / "code-server-bundled-old-python.log"):
+        result = run_driver(
+            env,
+            "bundledFailure",
+            env.url(),
+            {
+                "files": {"prompt": "notes.md"},
+                "expect": "needs Python 3.10 or newer",
+                "shotPrefix": "35-bundled-no-python",
+            },
+            tag="bundled-old-python",
+        )
+    log = env.extension_log()
+    (ARTIFACTS / "tokenline-output-bundled-old-python.log").write_text(log)
+    return {"result": result, "log": log, "fake": fake, "env": env}
+
+
+def test_bundled_server_without_python_3_10_says_which_pythons_it_found(
+    bundled_old_python: dict[str, Any],
+) -> None:
+    s = _step(bundled_old_python["result"], "failure")
+    fake = bundled_old_python["fake"]
+    message = s["message"]
+    assert message.startswith(
+        "Tokenline needs Python 3.10 or newer to run its server and found none (python3 on PATH "
+        f"is Python 3.8.10 ({fake}/python3); python3.14 on PATH is Python 3.8.10 "
+    ), message
+    assert f"python on PATH is Python 3.8.10 ({fake}/python))." in message, message
+    assert "select it in the Python extension or set tokenline.python" in message, message
+    assert s["buttons"] == ["Retry", "Open Settings", "Show Log"], s["buttons"]
+    assert s["status"]["text"] == "Tokenline" and "error-kind" in s["status"]["className"], s
+    log = bundled_old_python["log"]
+    # Said once; no environment was attempted and nothing was written.
+    assert log.count("needs Python 3.10 or newer") == 1, log
+    assert "Creating the server environment" not in log, log
+    assert not _storage(bundled_old_python["env"]).exists() or not any(
+        _storage(bundled_old_python["env"]).iterdir()
+    )
