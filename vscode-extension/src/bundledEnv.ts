@@ -232,12 +232,17 @@ export async function createEnv(paths: EnvPaths, bundle: Bundle, base: BasePytho
   return { ok: true, python: envPython(dir, paths.platform), created: true };
 }
 
-/** Environments of earlier bundles are not used again. */
+/**
+ * Environments of earlier bundles are not used again; a temporary one older than a day was left
+ * by an install that never finished (VS Code closed during it).
+ */
 function removeOtherEnvs(paths: EnvPaths, keep: string, host: EnvHost): void {
+  const dayAgo = Date.now() - 24 * 3600_000;
   for (const name of fs.readdirSync(paths.storage)) {
     const p = path.join(paths.storage, name);
-    if (name.startsWith('env-') && p !== keep) {
-      host.info(`Removing the environment of an earlier version: ${p}`);
+    const stale = name.startsWith('tmp-') && fs.statSync(p).mtimeMs < dayAgo;
+    if ((name.startsWith('env-') && p !== keep) || stale) {
+      host.info(`Removing an environment that is no longer used: ${p}`);
       fs.rmSync(p, { recursive: true, force: true });
     }
   }

@@ -158,6 +158,14 @@ test('first start creates the environment, second start reuses it without instal
   // An environment of an earlier bundle is removed once the new one is ready.
   const earlier = path.join(p.storage, 'env-0.0.9-000000000000');
   fs.mkdirSync(earlier, { recursive: true });
+  // A temporary folder of an install that never finished, two days ago, goes too; a recent one
+  // (another window installing right now) stays.
+  const abandoned = path.join(p.storage, 'tmp-000000000000-dead');
+  const running = path.join(p.storage, 'tmp-abc123def456-live');
+  fs.mkdirSync(abandoned);
+  fs.mkdirSync(running);
+  const twoDaysAgo = new Date(Date.now() - 48 * 3600_000);
+  fs.utimesSync(abandoned, twoDaysAgo, twoDaysAgo);
   const first = fakeHost(workingRunner());
   assert.equal(await readyEnv(p, bundle, first), undefined, 'nothing to reuse yet');
   const base = await findPython(pathCandidates('linux'), first);
@@ -171,7 +179,7 @@ test('first start creates the environment, second start reuses it without instal
   assert.match(steps[0][3], /tmp-abc123def456-/, 'built under a temporary name');
   assert.deepEqual(steps[1].slice(1), ['-m', 'pip', 'install']);
   assert.ok(first.progressed.some((m) => m.includes('Python 3.11')));
-  assert.deepEqual(fs.readdirSync(p.storage), [path.basename(dir)]);
+  assert.deepEqual(fs.readdirSync(p.storage).sort(), [path.basename(dir), path.basename(running)]);
 
   const second = fakeHost(workingRunner());
   assert.equal(await readyEnv(p, bundle, second), path.join(dir, 'bin', 'python'));
