@@ -128,6 +128,8 @@ async function notificationsText() {
   );
 }
 
+const started = Date.now();
+
 async function main() {
   const browser = await chromium.launch({
     executablePath: config.chromium,
@@ -157,6 +159,10 @@ async function main() {
       await hostMode();
     } else if (config.mode === 'missing') {
       await missingMode();
+    } else if (config.mode === 'bundled') {
+      await bundledMode();
+    } else if (config.mode === 'bundledFailure') {
+      await bundledFailureMode();
     } else {
       await uiMode();
     }
@@ -200,6 +206,69 @@ async function missingMode() {
     const status = await statusItem();
     await shot('20-server-package-missing');
     return { notifications, buttons: buttons.map((b) => b.trim()), status };
+  });
+}
+
+/** No tokenline.python: the bundled server, installed on the first start, reused on the next. */
+async function bundledMode() {
+  await step('bundled', async () => {
+    const workbench = Date.now();
+    await openFile(config.files.prompt);
+    // Until the count shows: look for the install's progress notification and photograph it.
+    const end = Date.now() + (config.installTimeoutMs ?? 600000);
+    let progress = null;
+    let status = null;
+    while (Date.now() < end) {
+      const texts = await notificationsText();
+      const shown = texts.find((t) => t.includes('installing its server'));
+      if (shown && !progress) {
+        // Let the toast finish sliding in before the photograph.
+        await page.waitForTimeout(800);
+        progress = { text: shown, screenshot: await shot(`${config.shotPrefix}-progress`) };
+      }
+      const item = await statusItem();
+      if (item && STATUS_RE.test(item.text) && !item.text.startsWith('Sel')) {
+        status = item;
+        break;
+      }
+      await page.waitForTimeout(150);
+    }
+    if (!status) {
+      throw new Error(`no token count in the status bar; last notifications: ${JSON.stringify(await notificationsText())}`);
+    }
+    // From the browser's start, and from the workbench being there (the file about to open).
+    const msToCount = Date.now() - started;
+    const msWorkbenchToCount = Date.now() - workbench;
+    const item = page.locator('[id="tokenline.tokenline.tokenline.status"]');
+    await item.hover();
+    const hover = page.locator('.workbench-hover-container, .monaco-hover').last();
+    await hover.waitFor({ state: 'visible', timeout: 10000 });
+    const tooltip = (await hover.textContent()) ?? '';
+    const screenshot = await shot(`${config.shotPrefix}-count`);
+    return { status, msToCount, msWorkbenchToCount, progress, tooltip, screenshot, notifications: await notificationsText() };
+  });
+}
+
+/** The bundled server's install fails: the notification, its buttons, the status bar. */
+async function bundledFailureMode() {
+  await step('failure', async () => {
+    await openFile(config.files.prompt);
+    const end = Date.now() + (config.installTimeoutMs ?? 600000);
+    let message = null;
+    while (Date.now() < end && !message) {
+      message = (await notificationsText()).find((t) => t.includes(config.expect)) ?? null;
+      await page.waitForTimeout(200);
+    }
+    if (!message) {
+      throw new Error(`no notification with ${JSON.stringify(config.expect)}: ${JSON.stringify(await notificationsText())}`);
+    }
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: config.expect }).first();
+    const buttons = (await toast.locator('.notification-list-item-buttons-container .monaco-button').allTextContents()).map((b) => b.trim());
+    // Give a reinstall loop, if there were one, time to show itself in the log.
+    await page.waitForTimeout(4000);
+    const status = await statusItem();
+    const screenshot = await shot(config.shotPrefix);
+    return { message, buttons, status, screenshot };
   });
 }
 

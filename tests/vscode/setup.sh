@@ -6,7 +6,8 @@
 #          modules, ripgrep (seeds code-server's ripgrep download, which cannot reach GitHub here)
 #   npm:   vscode-extension/ dependencies (npm ci), code-server@4.100.3 and playwright-core into the
 #          cache folder $TOKENLINE_CI_CACHE (default: $HOME/.cache/tokenline-ci, outside git)
-#   build: vscode-extension/tokenline-<version>.vsix
+#   build: vscode-extension/tokenline-<version>.vsix; `npm run package` first builds the tokenline
+#          wheels it carries (compiled and pure) with python3 in vscode-extension/build/wheel-env
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

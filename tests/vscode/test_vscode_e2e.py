@@ -257,7 +257,9 @@ class CodeServer:
         self.log.close()
 
 
-def run_driver(env: Env, mode: str, url: str, extra: dict[str, Any]) -> dict[str, Any]:
+def run_driver(
+    env: Env, mode: str, url: str, extra: dict[str, Any], tag: str | None = None
+) -> dict[str, Any]:
     cfg = {
         "mode": mode,
         "url": url,
@@ -267,7 +269,7 @@ def run_driver(env: Env, mode: str, url: str, extra: dict[str, Any]) -> dict[str
         "timeoutMs": int(os.environ.get("TOKENLINE_E2E_TIMEOUT_MS", "60000")),
         **extra,
     }
-    cfg_path = env.root / f"driver-{mode}.json"
+    cfg_path = env.root / f"driver-{tag or mode}.json"
     cfg_path.write_text(json.dumps(cfg))
     proc = subprocess.run(
         ["node", str(HERE / "driver.mjs"), str(cfg_path)],
@@ -276,7 +278,7 @@ def run_driver(env: Env, mode: str, url: str, extra: dict[str, Any]) -> dict[str
         text=True,
         timeout=600,
     )
-    (ARTIFACTS / f"driver-{mode}.log").write_text(proc.stderr)
+    (ARTIFACTS / f"driver-{tag or mode}.log").write_text(proc.stderr)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     assert lines, f"driver printed no result (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     result: dict[str, Any] = json.loads(lines[-1])
@@ -301,9 +303,21 @@ def vsix() -> Path:
     ):
         _missing(f"the tokenline package (with its server) in {PYTHON}; set TOKENLINE_E2E_PYTHON")
     found = sorted(EXT_DIR.glob("tokenline-*.vsix"), key=lambda p: p.stat().st_mtime)
-    sources = [EXT_DIR / "package.json", *(EXT_DIR / "src").glob("*.ts")]
+    # The extension's sources and the Python package its bundled wheels are built from.
+    sources = [
+        EXT_DIR / "package.json",
+        *(EXT_DIR / "src").glob("*.ts"),
+        *(EXT_DIR / "scripts").glob("*.mjs"),
+        REPO / "pyproject.toml",
+        REPO / "setup.py",
+        *(p for d in ("core", "server", "cli") for p in (REPO / d).rglob("*.py")),
+    ]
     newest_source = max(p.stat().st_mtime for p in sources)
-    if not found or found[-1].stat().st_mtime < newest_source:
+    if (
+        not found
+        or found[-1].stat().st_mtime < newest_source
+        or not (EXT_DIR / "bundled" / "bundle.json").is_file()
+    ):
         if not (EXT_DIR / "node_modules").is_dir():
             _missing("vscode-extension/node_modules")
         build = subprocess.run(
@@ -666,3 +680,260 @@ def test_missing_server_package_is_reported_with_a_pip_action(missing: dict[str,
     assert "ModuleNotFoundError" in missing["log"], missing["log"]
     # One check, no restart loop: the server was never started.
     assert missing["log"].count("import tokenline'") == 1, missing["log"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The server bundled in the .vsix: no tokenline.python, a Python on PATH without tokenline
+
+# The first start installs from the package index: give it minutes, not the usual minute.
+INSTALL_TIMEOUT_MS = int(os.environ.get("TOKENLINE_E2E_INSTALL_TIMEOUT_MS", 10 * 60_000))
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """PATH with a Python without tokenline first (a venv with no packages), the test venv off it.
+
+    code-server may still replace PATH with the one of a login shell (VS Code resolves the shell
+    environment), so the tests check the interpreter the extension reports in its log as well.
+    """
+    bare = tmp_path_factory.mktemp("bare-python") / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120
+    )
+    ours = {str(Path(sys.executable).parent), str(Path(PYTHON).parent)}
+    rest = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and d not in ours]
+    return {"path": os.pathsep.join([str(bare / "bin"), *rest])}
+
+
+BASE_RE = re.compile(r"Python for the server environment: (\S+) \(Python ([\d.]+), ([^)]+)\)\.")
+
+
+def _base_python(log: str) -> tuple[str, str]:
+    """The interpreter the extension made its environment with, as its log names it."""
+    m = BASE_RE.search(log)
+    assert m, log
+    assert m.group(3).endswith("on PATH"), m.group(0)
+    return m.group(1), m.group(2)
+
+
+def _bundle() -> dict[str, Any]:
+    bundle: dict[str, Any] = json.loads((EXT_DIR / "bundled" / "bundle.json").read_text())
+    return bundle
+
+
+def _bundled_env(
+    factory: pytest.TempPathFactory, name: str, vsix: Path, bare: dict[str, Any]
+) -> Env:
+    env = Env(factory.mktemp(name))
+    env.env["PATH"] = bare["path"]
+    env.env.pop("VIRTUAL_ENV", None)
+    (env.workspace / "notes.md").write_text(PROMPT, encoding="utf-8")
+    env.install(vsix, {})  # no tokenline.python, no tokenline.server.command
+    return env
+
+
+def _storage(env: Env) -> Path:
+    return env.user_data / "User" / "globalStorage" / "tokenline.tokenline"
+
+
+@pytest.fixture(scope="module")
+def bundled(
+    tmp_path_factory: pytest.TempPathFactory, vsix: Path, bare_python: dict[str, Any]
+) -> dict[str, Any]:
+    """Two starts of a fresh VS Code with only the .vsix: the first installs, the second reuses."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = _bundled_env(tmp_path_factory, "vscode-bundled", vsix, bare_python)
+    starts = []
+    for n, prefix in ((1, "30-bundled-first-start"), (2, "32-bundled-second-start")):
+        with CodeServer(env, ARTIFACTS / f"code-server-bundled-{n}.log"):
+            result = run_driver(
+                env,
+                "bundled",
+                env.url(),
+                {
+                    "files": {"prompt": "notes.md"},
+                    "shotPrefix": prefix,
+                    "installTimeoutMs": INSTALL_TIMEOUT_MS,
+                },
+                tag=f"bundled-{n}",
+            )
+        log = env.extension_log()
+        (ARTIFACTS / f"tokenline-output-bundled-{n}.log").write_text(log)
+        starts.append({"result": result, "log": log})
+    # For the record (nothing asserts on time): from the browser's start to the count, and from
+    # the workbench being loaded to the count.
+    times: dict[str, Any] = {"vsix_bytes": vsix.stat().st_size}
+    for name, start in zip(("first_start", "second_start"), starts, strict=True):
+        step = start["result"]["steps"].get("bundled", {})
+        times[name] = {k: step.get(k) for k in ("msToCount", "msWorkbenchToCount")}
+    (ARTIFACTS / "bundled-start-times.json").write_text(json.dumps(times, indent=2) + "\n")
+    (count,) = tokenline_count(env.workspace / "notes.md")
+    return {"first": starts[0], "second": starts[1], "env": env, "count": count}
+
+
+def test_bundled_server_first_start_installs_with_progress_and_counts(
+    bundled: dict[str, Any],
+) -> None:
+    s = _step(bundled["first"]["result"], "bundled")
+    assert s["status"]["text"] == f"{fmt(bundled['count'])} / {fmt(CONTEXT_WINDOW)} tokens"
+    assert s["progress"] is not None, "no progress notification during the first start"
+    assert "Tokenline: installing its server" in s["progress"]["text"], s["progress"]
+    log = bundled["first"]["log"]
+    # The environment was made with a Python that has no tokenline of its own.
+    python, _ = _base_python(log)
+    assert Path(python).parent != Path(PYTHON).parent, python
+    own = subprocess.run([python, "-c", "import tokenline"], capture_output=True, timeout=60)
+    assert own.returncode != 0 and b"No module named 'tokenline'" in own.stderr, python
+    assert log.count("Creating the server environment:") == 1, log
+    bundle = _bundle()
+    env_dir = _storage(bundled["env"]) / f"env-{bundle['version']}-{bundle['id']}"
+    assert f"The server environment is ready: {env_dir}." in log, log
+    assert f"{env_dir}/bin/python -m tokenline serve" in log, log
+    # Only the finished environment is left in the extension's storage.
+    assert sorted(p.name for p in _storage(bundled["env"]).iterdir()) == [env_dir.name]
+
+
+def test_bundled_server_runs_the_compiled_core_where_the_wheel_fits(
+    bundled: dict[str, Any],
+) -> None:
+    _, version = _base_python(bundled["first"]["log"])
+    major, minor = version.split(".")[:2]
+    compiled = [w for w in _bundle()["wheels"] if not w.endswith("-py3-none-any.whl")]
+    assert len(compiled) == 1, compiled
+    fits = f"-cp{major}{minor}-" in compiled[0]
+    tooltip = _step(bundled["first"]["result"], "bundled")["tooltip"]
+    assert f"Compiled core: {'yes' if fits else 'no'}" in tooltip, (compiled, tooltip)
+
+
+def test_bundled_server_second_start_reuses_the_environment(bundled: dict[str, Any]) -> None:
+    s = _step(bundled["second"]["result"], "bundled")
+    assert s["status"]["text"] == f"{fmt(bundled['count'])} / {fmt(CONTEXT_WINDOW)} tokens"
+    assert s["progress"] is None, s["progress"]
+    log = bundled["second"]["log"]
+    bundle = _bundle()
+    env_dir = _storage(bundled["env"]) / f"env-{bundle['version']}-{bundle['id']}"
+    assert f"Using the server environment {env_dir} (tokenline {bundle['version']})." in log, log
+    assert "Creating the server environment" not in log, log
+
+
+@pytest.fixture(scope="module")
+def bundled_offline(
+    tmp_path_factory: pytest.TempPathFactory,
+    vsix: Path,
+    bare_python: dict[str, Any],
+) -> dict[str, Any]:
+    """First start with the package index unreachable (PIP_INDEX_URL on a closed port)."""
+    env = _bundled_env(tmp_path_factory, "vscode-bundled-offline", vsix, bare_python)
+    for key in [k for k in env.env if k.startswith("PIP_")]:
+        del env.env[key]
+    # No pip.conf (this machine's could point at local wheels), an index nobody listens on.
+    env.env["PIP_CONFIG_FILE"] = os.devnull
+    env.env["PIP_INDEX_URL"] = "http://127.0.0.1:9/simple"
+    with CodeServer(env, ARTIFACTS / "code-server-bundled-offline.log"):
+        result = run_driver(
+            env,
+            "bundledFailure",
+            env.url(),
+            {
+                "files": {"prompt": "notes.md"},
+                "expect": "could not set up its server",
+                "shotPrefix": "34-bundled-install-failed",
+                "installTimeoutMs": INSTALL_TIMEOUT_MS,
+            },
+        )
+    log = env.extension_log()
+    (ARTIFACTS / "tokenline-output-bundled-offline.log").write_text(log)
+    return {"result": result, "log": log, "env": env}
+
+
+def test_bundled_server_unreachable_index_says_what_and_how(
+    bundled_offline: dict[str, Any],
+) -> None:
+    s = _step(bundled_offline["result"], "failure")
+    bundle = _bundle()
+    env_dir = _storage(bundled_offline["env"]) / f"env-{bundle['version']}-{bundle['id']}"
+    installed = next(bundled_offline["env"].extensions.glob("tokenline.tokenline-*"))
+    message = s["message"]
+    assert message.startswith(
+        "Tokenline could not set up its server: pip install failed (exit code 1: ERROR: "
+    ), message
+    assert "package index" in message, message
+    storage = _storage(bundled_offline["env"])
+    py = f"{env_dir.name}/bin/python"
+    command = (
+        f"cd {storage} && {_base_python(bundled_offline['log'])[0]} -m venv {env_dir.name} && "
+        f"{py} -m pip install --no-index --no-deps --find-links {installed}/bundled/wheels "
+        f"tokenline=={bundle['version']} && "
+        f"{py} -m pip install -r {installed}/bundled/requirements.txt"
+    )
+    assert message.endswith(f"To set it up by hand, run: {command}"), message
+    assert s["buttons"] == ["Copy Command", "Retry", "Show Log"], s["buttons"]
+    assert s["status"]["text"] == "Tokenline" and "error-kind" in s["status"]["className"], s
+    log = bundled_offline["log"]
+    # One attempt, no reinstall loop, and nothing half-made left behind.
+    assert log.count("Creating the server environment:") == 1, log
+    assert "127.0.0.1:9" in log, "pip's own output is in the log"
+    assert not any(_storage(bundled_offline["env"]).iterdir())
+
+
+FAKE_PYTHON = """#!/bin/sh
+# A Python 3.8 stand-in: answers the extension's version probe, fails at anything else.
+case "$*" in *version_info*) echo 3.8.10; echo "$0"; exit 0;; esac
+echo "this is not a real Python" >&2
+exit 1
+"""
+
+
+@pytest.fixture(scope="module")
+def bundled_old_python(
+    tmp_path_factory: pytest.TempPathFactory, vsix: Path, bare_python: dict[str, Any]
+) -> dict[str, Any]:
+    """First start where every Python the extension looks for on PATH is 3.8."""
+    env = _bundled_env(tmp_path_factory, "vscode-bundled-old-python", vsix, bare_python)
+    fake = env.root / "fake-bin"
+    fake.mkdir()
+    for name in ("python3", *(f"python3.{m}" for m in range(10, 15)), "python"):
+        (fake / name).write_text(FAKE_PYTHON)
+        (fake / name).chmod(0o755)
+    # First on PATH, also for the login shell whose environment VS Code takes over.
+    env.env["PATH"] = f"{fake}{os.pathsep}{env.env['PATH']}"
+    env.env["SHELL"] = "/bin/sh"
+    (env.home / ".profile").write_text(f'export PATH="{fake}:$PATH"\n')
+    with CodeServer(env, ARTIFACTS / "code-server-bundled-old-python.log"):
+        result = run_driver(
+            env,
+            "bundledFailure",
+            env.url(),
+            {
+                "files": {"prompt": "notes.md"},
+                "expect": "needs Python 3.10 or newer",
+                "shotPrefix": "35-bundled-no-python",
+            },
+            tag="bundled-old-python",
+        )
+    log = env.extension_log()
+    (ARTIFACTS / "tokenline-output-bundled-old-python.log").write_text(log)
+    return {"result": result, "log": log, "fake": fake, "env": env}
+
+
+def test_bundled_server_without_python_3_10_says_which_pythons_it_found(
+    bundled_old_python: dict[str, Any],
+) -> None:
+    s = _step(bundled_old_python["result"], "failure")
+    fake = bundled_old_python["fake"]
+    message = s["message"]
+    assert message.startswith(
+        "Tokenline needs Python 3.10 or newer to run its server and found none (python3 on PATH "
+        f"is Python 3.8.10 ({fake}/python3); python3.14 on PATH is Python 3.8.10 "
+    ), message
+    assert f"python on PATH is Python 3.8.10 ({fake}/python))." in message, message
+    assert "select it in the Python extension or set tokenline.python" in message, message
+    assert s["buttons"] == ["Retry", "Open Settings", "Show Log"], s["buttons"]
+    assert s["status"]["text"] == "Tokenline" and "error-kind" in s["status"]["className"], s
+    log = bundled_old_python["log"]
+    # Said once; no environment was attempted and nothing was written.
+    assert log.count("needs Python 3.10 or newer") == 1, log
+    assert "Creating the server environment" not in log, log
+    assert not _storage(bundled_old_python["env"]).exists() or not any(
+        _storage(bundled_old_python["env"]).iterdir()
+    )

@@ -11,7 +11,10 @@ let server: ServerManager | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('Tokenline', { log: true });
   const boundaries = new Boundaries();
-  server = new ServerManager(log, boundaries.middleware);
+  server = new ServerManager(log, boundaries.middleware, {
+    extension: context.extensionUri.fsPath,
+    storage: context.globalStorageUri.fsPath,
+  });
   const status = new StatusBar(server);
   context.subscriptions.push(log, server, status);
   registerCommands(context, server, boundaries, log);

@@ -1,9 +1,10 @@
 // Starts, restarts and stops `tokenline serve` through vscode-languageclient, and says so when it
-// cannot: a missing interpreter, a `tokenline` package that is not importable (with an action that
-// pip-installs it into that interpreter), a server that keeps crashing. Never a silent failure,
-// never an endless restart loop.
-import { spawn } from 'node:child_process';
+// cannot: no Python >= 3.10 for the bundled server, its install failing (with the command to run by
+// hand), an interpreter set in tokenline.python that lacks `tokenline` (with an action that installs
+// the bundled wheel into it), a server that keeps crashing. Never a silent failure, never an endless
+// restart or reinstall loop: after a failure only the user starts it again.
 import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -19,12 +20,26 @@ import {
   ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import {
+  Bundle,
+  createEnv,
+  EnvHost,
+  EnvPaths,
+  Failure,
+  findPython,
+  installArgs,
+  QUIET_PIP,
+  readBundle,
+  readyEnv,
+  why as failureText,
+} from './bundledEnv';
 import { DocumentFilter, documentSelector } from './documentSelector';
 import { shellQuote } from './format';
+import { runProcess, RunResult } from './process';
 import { STATUS, Status } from './protocol';
 import { onDidChangeInterpreter, selectedInterpreter } from './pythonInterpreter';
 import { RestartPolicy } from './restartPolicy';
-import { describeSource, importCheckArgs, Launch, pipInstallArgs, resolveLaunch } from './serverCommand';
+import { BundledPlan, describeSource, importCheckArgs, Launch, resolveLaunch, SERVE_ARGS } from './serverCommand';
 import { explicitServerSettings, readSettings, SECTION } from './settings';
 
 /**
@@ -52,11 +67,15 @@ const SHOW_LOG = 'Show Log';
 const OPEN_SETTINGS = 'Open Settings';
 const INSTALL = 'Install with pip';
 const RESTART = 'Restart Server';
+const RETRY = 'Retry';
+const COPY = 'Copy Command';
 
-interface RunResult {
-  code: number | null;
-  error?: Error;
-  stderr: string;
+/** Where the extension is installed and may keep its environment. */
+export interface ExtensionPaths {
+  /** The extension's folder (with bundled/). */
+  extension: string;
+  /** context.globalStorageUri.fsPath. */
+  storage: string;
 }
 
 export class ServerManager implements vscode.Disposable {
@@ -72,6 +91,8 @@ export class ServerManager implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   /** Why the server is not running, for the status bar's tooltip. */
   failure: string | undefined;
+  /** What a start is doing when it takes long (installing the bundled server), for the tooltip. */
+  activity: string | undefined;
 
   readonly onDidChangeState = this.stateEmitter.event;
   /** `tokenline/status` notifications, with `uri` already in VS Code's form. */
@@ -82,6 +103,7 @@ export class ServerManager implements vscode.Disposable {
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly middleware: Middleware,
+    private readonly paths: ExtensionPaths,
   ) {}
 
   get state(): ServerState {
@@ -100,6 +122,7 @@ export class ServerManager implements vscode.Disposable {
   private setState(s: ServerState, failure?: string): void {
     this.currentState = s;
     this.failure = failure;
+    this.activity = undefined;
     this.stateEmitter.fire(s);
   }
 
@@ -154,29 +177,33 @@ export class ServerManager implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0];
     const settings = readSettings(vscode.workspace.getConfiguration(SECTION, folder?.uri));
     this.selector = documentSelector(settings.languages);
-    const fromExtension =
-      settings.serverCommand.length === 0 && !settings.python
-        ? await selectedInterpreter(folder?.uri, this.log)
-        : undefined;
-    const launch = resolveLaunch({
+    const plan = resolveLaunch({
       serverCommand: settings.serverCommand,
       python: settings.python,
-      pythonFromExtension: fromExtension,
+      pythonFromExtension:
+        settings.serverCommand.length === 0 && !settings.python
+          ? await selectedInterpreter(folder?.uri, this.log)
+          : undefined,
       platform: process.platform,
       home: os.homedir(),
       workspaceFolder: folder?.uri.fsPath,
     });
-    this.log.info(`Server command (from ${describeSource(launch)}): ${shellQuote([launch.command, ...launch.args])}`);
-    if (launch.source === 'python-extension' && !this.interpreterWatch) {
+    if ('candidates' in plan && plan.fromPythonExtension && !this.interpreterWatch) {
+      // The environment is made with the Python extension's interpreter: when the user picks
+      // another one after a failure (an old Python), a restart tries it.
       this.interpreterWatch = await onDidChangeInterpreter(() => {
-        if (this.currentState !== 'stopped') {
-          this.log.info("The Python extension's interpreter changed; restarting the server.");
+        if (this.currentState === 'failed') {
+          this.log.info("The Python extension's interpreter changed; starting the server again.");
           void this.restart();
         }
       }, this.log);
     }
-
-    if (launch.python && !(await this.checkImportable(launch))) {
+    const launch = 'candidates' in plan ? await this.bundledLaunch(plan) : plan;
+    if (!launch) {
+      return;
+    }
+    this.log.info(`Server command (from ${describeSource(launch)}): ${shellQuote([launch.command, ...launch.args])}`);
+    if (launch.source === 'python-setting' && !(await this.checkImportable(launch))) {
       return;
     }
 
@@ -239,12 +266,99 @@ export class ServerManager implements vscode.Disposable {
     return { action: CloseAction.DoNotRestart, handled: true };
   }
 
-  /** True when `tokenline` imports in the launch's interpreter; else says so and offers pip. */
+  /**
+   * The bundled server: its environment when it is ready, else made now (with a progress
+   * notification and pip's output in the log). Undefined, with the reason shown, when it cannot be.
+   */
+  private async bundledLaunch(plan: BundledPlan): Promise<Launch | undefined> {
+    const bundled = path.join(this.paths.extension, 'bundled');
+    const bundle = readBundle(bundled);
+    if (typeof bundle === 'string') {
+      this.bundledFailed({ kind: 'no-bundle', message: `this build of the extension carries no server: ${bundle}` });
+      return undefined;
+    }
+    const envPaths: EnvPaths = { storage: this.paths.storage, bundled, platform: process.platform };
+    const host = this.envHost();
+    let python = await readyEnv(envPaths, bundle, host);
+    if (!python) {
+      const base = await findPython(plan.candidates, host);
+      if (typeof base === 'string') {
+        this.bundledFailed({
+          kind: 'no-python',
+          message: `Tokenline needs Python 3.10 or newer to run its server and found none (${base})`,
+        });
+        return undefined;
+      }
+      this.activity = 'installing its server (first start); the log shows the progress';
+      this.stateEmitter.fire(this.currentState);
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Tokenline: installing its server', cancellable: true },
+        (progress, token) =>
+          createEnv(envPaths, bundle, base, {
+            ...host,
+            progress: (message) => progress.report({ message }),
+            token,
+          }),
+      );
+      if (!result.ok) {
+        this.bundledFailed(result.failure);
+        return undefined;
+      }
+      python = result.python;
+    }
+    return { command: python, args: [...SERVE_ARGS], source: 'bundled', python };
+  }
+
+  private envHost(): EnvHost {
+    return {
+      run: runProcess,
+      info: (m) => this.log.info(m),
+      output: (text) => {
+        for (const line of text.split(/\r?\n/)) {
+          if (line.trim()) {
+            this.log.info(line.trimEnd());
+          }
+        }
+      },
+      progress: () => undefined,
+    };
+  }
+
+  /** Says why the bundled server cannot run and what to do; nothing retries by itself. */
+  private bundledFailed(f: Failure): void {
+    const why = f.kind === 'no-python' ? f.message : `Tokenline could not set up its server: ${f.message}`;
+    this.log.error(why);
+    this.setState('failed', f.message);
+    switch (f.kind) {
+      case 'no-bundle':
+        this.notify(`${why}. Build the .vsix with npm run package, or set tokenline.python or tokenline.server.command.`, [
+          OPEN_SETTINGS,
+          SHOW_LOG,
+        ]);
+        break;
+      case 'no-python':
+        this.notify(
+          `${why}. Install Python 3.10 or newer and select it in the Python extension or set tokenline.python, then Retry.`,
+          [RETRY, OPEN_SETTINGS, SHOW_LOG],
+        );
+        break;
+      default: {
+        const hint =
+          f.kind === 'install'
+            ? ' pip needs the package index (check the network, a proxy in HTTPS_PROXY or pip.conf, PIP_INDEX_URL) and free disk space.'
+            : '';
+        this.log.error(`To set it up by hand, run:\n${f.command}`);
+        this.notify(`${why}.${hint} To set it up by hand, run: ${f.command}`, [COPY, RETRY, SHOW_LOG], { command: f.command });
+      }
+    }
+  }
+
+  /** True when `tokenline` imports in tokenline.python; else says so and offers to install it. */
   private async checkImportable(launch: Launch): Promise<boolean> {
     const python = launch.python!;
     const args = importCheckArgs();
     this.log.info(`Checking the server package: ${shellQuote([python, ...args])}`);
-    const r = await this.run(python, args, 60_000);
+    const r = await runProcess(python, args, { timeoutMs: 60_000 });
     if (r.code === 0) {
       return true;
     }
@@ -253,7 +367,7 @@ export class ServerManager implements vscode.Disposable {
       this.log.error(`Tokenline: ${why}`);
       this.setState('failed', why);
       this.notify(
-        `Tokenline: ${why}. Set tokenline.python to a Python 3 interpreter, or tokenline.server.command.`,
+        `Tokenline: ${why}. Set tokenline.python to a Python 3 interpreter, or tokenline.server.command, or clear both to use the bundled server.`,
         [OPEN_SETTINGS, SHOW_LOG],
       );
       return false;
@@ -261,11 +375,15 @@ export class ServerManager implements vscode.Disposable {
     const why = `the Python package tokenline is not importable by ${python} (${describeSource(launch)})`;
     this.log.error(`Tokenline: ${why}:\n${r.stderr.trim()}`);
     this.setState('failed', why);
-    this.notify(`Tokenline: ${why}. Install it into that interpreter?`, [INSTALL, OPEN_SETTINGS, SHOW_LOG], python);
+    this.notify(
+      `Tokenline: ${why}. Install the bundled tokenline into that interpreter, or clear tokenline.python to use the bundled server?`,
+      [INSTALL, OPEN_SETTINGS, SHOW_LOG],
+      { python },
+    );
     return false;
   }
 
-  private notify(message: string, actions: string[], python?: string): void {
+  private notify(message: string, actions: string[], target: { python?: string; command?: string } = {}): void {
     void vscode.window.showErrorMessage(message, ...actions).then(async (choice) => {
       switch (choice) {
         case SHOW_LOG:
@@ -275,74 +393,55 @@ export class ServerManager implements vscode.Disposable {
           await vscode.commands.executeCommand('workbench.action.openSettings', '@ext:tokenline.tokenline');
           break;
         case RESTART:
+        case RETRY:
           await this.restart();
           break;
+        case COPY:
+          if (target.command) {
+            await vscode.env.clipboard.writeText(target.command);
+          }
+          break;
         case INSTALL:
-          if (python) {
-            await this.pipInstall(python);
+          if (target.python) {
+            await this.pipInstall(target.python);
           }
           break;
       }
     });
   }
 
-  /** `python -m pip install tokenline`, its output in the log; on success the server starts. */
+  /** The bundled wheel and its dependencies into `python` (tokenline.python); then a restart. */
   async pipInstall(python: string): Promise<void> {
-    const args = pipInstallArgs();
-    this.log.info(`Running: ${shellQuote([python, ...args])}`);
+    const bundled = path.join(this.paths.extension, 'bundled');
+    const bundle: Bundle | string = readBundle(bundled);
+    if (typeof bundle === 'string') {
+      this.notify(`Tokenline: this build of the extension carries no server: ${bundle}.`, [SHOW_LOG]);
+      return;
+    }
     this.log.show(true);
+    const host = this.envHost();
     const r = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'Tokenline: installing tokenline with pip…', cancellable: true },
-      (_p, token) => this.run(python, args, 15 * 60_000, token, true),
+      { location: vscode.ProgressLocation.Notification, title: `Tokenline: installing tokenline into ${python}…`, cancellable: true },
+      async (_p, token) => {
+        let last: RunResult | undefined;
+        for (const args of installArgs(bundled, bundle.version)) {
+          this.log.info(`Running: ${shellQuote([python, ...args])}`);
+          last = await runProcess(python, [...args, ...QUIET_PIP], { timeoutMs: 15 * 60_000, token, onOutput: host.output });
+          if (last.code !== 0) {
+            break;
+          }
+        }
+        return last!;
+      },
     );
     if (r.code === 0) {
       this.log.info('pip install finished; starting the server.');
       await this.restart();
       return;
     }
-    const why = r.error ? r.error.message : `exit code ${r.code}`;
+    const why = failureText(r);
     this.log.error(`pip install failed: ${why}`);
     this.notify(`Tokenline: pip install into ${python} failed (${why}). The log has pip's output.`, [SHOW_LOG, OPEN_SETTINGS]);
-  }
-
-  /** Runs a process to its end; with `stream`, its output lines go to the log as they come. */
-  private run(
-    command: string,
-    args: string[],
-    timeoutMs: number,
-    token?: vscode.CancellationToken,
-    stream = false,
-  ): Promise<RunResult> {
-    return new Promise((resolve) => {
-      let stderr = '';
-      let settled = false;
-      const done = (r: RunResult) => {
-        if (!settled) {
-          settled = true;
-          clearTimeout(timer);
-          cancel?.dispose();
-          resolve(r);
-        }
-      };
-      const child = spawn(command, args, { env: { ...process.env, PYTHONUNBUFFERED: '1' } });
-      const timer = setTimeout(() => {
-        child.kill();
-        done({ code: null, error: new Error(`timed out after ${timeoutMs / 1000} s`), stderr });
-      }, timeoutMs);
-      const cancel = token?.onCancellationRequested(() => {
-        child.kill();
-        done({ code: null, error: new Error('cancelled'), stderr });
-      });
-      child.stdout.on('data', (d: Buffer) => stream && this.log.info(d.toString().trimEnd()));
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        if (stream) {
-          this.log.warn(d.toString().trimEnd());
-        }
-      });
-      child.on('error', (error) => done({ code: null, error, stderr }));
-      child.on('close', (code) => done({ code, stderr }));
-    });
   }
 
   dispose(): void {

@@ -1,14 +1,25 @@
-// Which process runs the language server, and what to run when `tokenline` is not installed.
+// Which process runs the language server: `tokenline.server.command`, else `tokenline.python -m
+// tokenline serve`, else the server bundled with the extension (bundledEnv.ts), in a private
+// environment made with the Python extension's interpreter or a Python on PATH.
 // Pure: the caller supplies the settings, the Python extension's interpreter and the platform.
+import { Candidate, pathCandidates } from './bundledEnv';
 
 export interface Launch {
   /** Executable and arguments. */
   command: string;
   args: string[];
   /** Where the command came from, for messages. */
-  source: 'setting' | 'python-setting' | 'python-extension' | 'default-python';
+  source: 'setting' | 'python-setting' | 'bundled';
   /** The interpreter, when the server runs as `python -m tokenline serve`. */
   python?: string;
+}
+
+/** No setting names a server: the bundled one, in an environment made with one of these. */
+export interface BundledPlan {
+  source: 'bundled';
+  candidates: Candidate[];
+  /** The Python extension's interpreter is among them (a change of it is worth a restart). */
+  fromPythonExtension: boolean;
 }
 
 export interface LaunchInputs {
@@ -40,29 +51,24 @@ export function expandVariables(value: string, home?: string, workspaceFolder?: 
   return v;
 }
 
-export function defaultPython(platform: string): string {
-  return platform === 'win32' ? 'python' : 'python3';
-}
-
-export function resolveLaunch(i: LaunchInputs): Launch {
+export function resolveLaunch(i: LaunchInputs): Launch | BundledPlan {
   const expand = (v: string) => expandVariables(v, i.home, i.workspaceFolder);
   if (i.serverCommand.length > 0) {
     const [command, ...args] = i.serverCommand.map(expand);
     return { command, args, source: 'setting' };
   }
-  let python: string;
-  let source: Launch['source'];
   if (i.python) {
-    python = expand(i.python);
-    source = 'python-setting';
-  } else if (i.pythonFromExtension) {
-    python = i.pythonFromExtension;
-    source = 'python-extension';
-  } else {
-    python = defaultPython(i.platform);
-    source = 'default-python';
+    const python = expand(i.python);
+    return { command: python, args: [...SERVE_ARGS], source: 'python-setting', python };
   }
-  return { command: python, args: [...SERVE_ARGS], source, python };
+  const fromExtension: Candidate[] = i.pythonFromExtension
+    ? [{ command: i.pythonFromExtension, from: "the Python extension's interpreter" }]
+    : [];
+  return {
+    source: 'bundled',
+    candidates: [...fromExtension, ...pathCandidates(i.platform)],
+    fromPythonExtension: fromExtension.length > 0,
+  };
 }
 
 /** Arguments that make the interpreter exit 0 only when `tokenline` is importable. */
@@ -70,20 +76,13 @@ export function importCheckArgs(): string[] {
   return ['-c', 'import tokenline'];
 }
 
-/** The install the error notification offers: pip, into that same interpreter. */
-export function pipInstallArgs(spec = 'tokenline'): string[] {
-  return ['-m', 'pip', 'install', '--upgrade', spec];
-}
-
-export function describeSource(l: Launch): string {
+export function describeSource(l: { source: Launch['source'] }): string {
   switch (l.source) {
     case 'setting':
       return 'the setting tokenline.server.command';
     case 'python-setting':
       return 'the setting tokenline.python';
-    case 'python-extension':
-      return "the Python extension's selected interpreter";
     default:
-      return 'the default interpreter (tokenline.python is not set)';
+      return 'the server bundled with the extension (tokenline.python and tokenline.server.command are not set)';
   }
 }

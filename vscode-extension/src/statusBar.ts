@@ -135,7 +135,10 @@ export class StatusBar implements vscode.Disposable {
     const status = this.statuses.get(doc.uri.toString());
     if (!status) {
       item.text = '$(sync~spin) tokens';
-      item.tooltip = this.server.state === 'running' ? 'Tokenline: counting…' : 'Tokenline: starting the server…';
+      item.tooltip =
+        this.server.state === 'running'
+          ? 'Tokenline: counting…'
+          : `Tokenline: ${this.server.activity ?? 'starting the server'}…`;
       item.backgroundColor = undefined;
       item.show();
       return;

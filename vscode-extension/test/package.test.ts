@@ -77,3 +77,12 @@ test('document selector: language ids for files and untitled, patterns for files
   assert.equal(isPattern('*.prompty'), true);
   assert.equal(isPattern('notes.txt'), true);
 });
+
+test('the .vsix carries the server: npm run package builds the wheels first and ships bundled/', () => {
+  assert.match(pkg.scripts.package, /^npm run bundle-wheels && vsce package /);
+  assert.equal(pkg.scripts['bundle-wheels'], 'node scripts/bundle-wheels.mjs');
+  const ignore = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8').split('\n');
+  assert.ok(ignore.includes('!bundled/**'), '.vscodeignore keeps bundled/');
+  // bundled/ is built, never committed.
+  assert.ok(fs.readFileSync(path.join(root, '.gitignore'), 'utf8').split('\n').includes('bundled/'));
+});

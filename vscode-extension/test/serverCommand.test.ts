@@ -1,12 +1,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RestartPolicy } from '../src/restartPolicy';
-import { expandVariables, importCheckArgs, pipInstallArgs, resolveLaunch } from '../src/serverCommand';
+import { BundledPlan, expandVariables, importCheckArgs, Launch, resolveLaunch } from '../src/serverCommand';
+
+function launch(l: Launch | BundledPlan): Launch {
+  assert.ok(!('candidates' in l), 'a command, not the bundled server');
+  return l;
+}
+
+function bundled(l: Launch | BundledPlan): BundledPlan {
+  assert.ok('candidates' in l, 'the bundled server');
+  return l;
+}
 
 const base = { serverCommand: [], python: '', platform: 'linux', home: '/home/me', workspaceFolder: '/w' };
 
 test('tokenline.server.command wins over everything', () => {
-  const l = resolveLaunch({ ...base, serverCommand: ['~/bin/tokenline', 'serve', '--log', '${workspaceFolder}/tl.log'], python: '/usr/bin/python3', pythonFromExtension: '/venv/bin/python' });
+  const l = launch(resolveLaunch({ ...base, serverCommand: ['~/bin/tokenline', 'serve', '--log', '${workspaceFolder}/tl.log'], python: '/usr/bin/python3', pythonFromExtension: '/venv/bin/python' }));
   assert.equal(l.command, '/home/me/bin/tokenline');
   assert.deepEqual(l.args, ['serve', '--log', '/w/tl.log']);
   assert.equal(l.source, 'setting');
@@ -14,18 +24,25 @@ test('tokenline.server.command wins over everything', () => {
 });
 
 test('tokenline.python comes before the Python extension', () => {
-  const l = resolveLaunch({ ...base, python: '${workspaceFolder}/.venv/bin/python', pythonFromExtension: '/venv/bin/python' });
+  const l = launch(resolveLaunch({ ...base, python: '${workspaceFolder}/.venv/bin/python', pythonFromExtension: '/venv/bin/python' }));
   assert.deepEqual([l.command, ...l.args], ['/w/.venv/bin/python', '-m', 'tokenline', 'serve']);
   assert.equal(l.source, 'python-setting');
   assert.equal(l.python, '/w/.venv/bin/python');
 });
 
-test("the Python extension's interpreter, then python3 (python on Windows)", () => {
-  const ext = resolveLaunch({ ...base, pythonFromExtension: '/venv/bin/python' });
-  assert.deepEqual([ext.command, ...ext.args, ext.source], ['/venv/bin/python', '-m', 'tokenline', 'serve', 'python-extension']);
-  const def = resolveLaunch(base);
-  assert.deepEqual([def.command, ...def.args, def.source], ['python3', '-m', 'tokenline', 'serve', 'default-python']);
-  assert.equal(resolveLaunch({ ...base, platform: 'win32' }).command, 'python');
+test("no setting: the bundled server, made with the Python extension's interpreter, then PATH", () => {
+  const ext = bundled(resolveLaunch({ ...base, pythonFromExtension: '/venv/bin/python' }));
+  assert.equal(ext.fromPythonExtension, true);
+  assert.deepEqual(ext.candidates[0], { command: '/venv/bin/python', from: "the Python extension's interpreter" });
+  assert.deepEqual(
+    ext.candidates.slice(1).map((c) => c.command),
+    ['python3', 'python3.14', 'python3.13', 'python3.12', 'python3.11', 'python3.10', 'python'],
+  );
+  const def = bundled(resolveLaunch(base));
+  assert.equal(def.fromPythonExtension, false);
+  assert.equal(def.candidates[0].command, 'python3');
+  const win = bundled(resolveLaunch({ ...base, platform: 'win32' }));
+  assert.deepEqual(win.candidates.map((c) => [c.command, ...(c.args ?? [])]), [['python'], ['py', '-3']]);
 });
 
 test('variables and ~ expand only where they stand', () => {
@@ -35,10 +52,8 @@ test('variables and ~ expand only where they stand', () => {
   assert.equal(expandVariables('${workspaceFolder}/py', '/h', undefined), '${workspaceFolder}/py');
 });
 
-test('import check and pip install target the same interpreter module', () => {
+test('the import check asks for the tokenline package', () => {
   assert.deepEqual(importCheckArgs(), ['-c', 'import tokenline']);
-  assert.deepEqual(pipInstallArgs(), ['-m', 'pip', 'install', '--upgrade', 'tokenline']);
-  assert.deepEqual(pipInstallArgs('/src/tokenline'), ['-m', 'pip', 'install', '--upgrade', '/src/tokenline']);
 });
 
 test('a crashing server is restarted a few times, then not again', () => {
