@@ -16,7 +16,8 @@ HERE = Path(__file__).parent.resolve()
 # Modules compiled with mypyc; __init__ stays interpreted so COMPILED can look at them.
 COMPILED_MODULES = [
     "fenwick",
-    "pairs",
+    "chunks",
+    "tokens",
     "rope",
     "charsmap",
     "usermatch",

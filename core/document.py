@@ -29,8 +29,8 @@ from mypy_extensions import i32, i64, u8
 
 from tokenline.core.model import FLAG_BYTE, Model
 from tokenline.core.normalizer import GeneralNorm, Normalization, TrivialNorm
-from tokenline.core.pairs import PairStore
 from tokenline.core.rope import UTF16, TextRope, check_text
+from tokenline.core.tokens import TokenStore
 
 # Selections up to this many characters are simply encoded; longer ones reuse document tokens.
 DIRECT_COUNT_LIMIT: Final = 4096
@@ -42,7 +42,7 @@ class Document:
     model: Model
     rope: TextRope
     norm: Normalization
-    toks: PairStore
+    toks: TokenStore
     # Counters for benchmarks and tests: encoder calls and characters sent to them.
     encode_calls: i64
     encoded_chars: i64
@@ -55,7 +55,7 @@ class Document:
             self.norm = TrivialNorm(self.rope, model)
         else:
             self.norm = GeneralNorm(self.rope, model)
-        self.toks = PairStore(has_c=model.splits_unused)
+        self.toks = TokenStore(keeps_joins=model.splits_unused)
         self.encode_calls = 0
         self.encoded_chars = 0
         self._encode_all_full(text)
@@ -74,13 +74,13 @@ class Document:
         return self.rope.length()
 
     def ids(self) -> list[int]:
-        return self.toks.slice_a(0, self.toks.size())
+        return self.toks.ids(0, self.toks.size())
 
     def ids_between(self, first: i64, last: i64) -> list[int]:
-        return self.toks.slice_a(first, last)
+        return self.toks.ids(first, last)
 
     def token_id(self, k: i64) -> i64:
-        return self.toks.get_a(k)
+        return self.toks.id(k)
 
     def edit(self, start: int, end: int, new_text: str) -> None:
         """Replaces text[start:end] (code-point offsets) with new_text."""
@@ -105,12 +105,12 @@ class Document:
     # -- token positions (original code-point offsets) ----------------------------------------
 
     def token_span(self, k: i64) -> tuple[i64, i64]:
-        s: i64 = self.toks.start_b(k)
-        e: i64 = s + self.toks.get_b(k)
+        s: i64 = self.toks.start(k)
+        e: i64 = s + self.toks.length(k)
         return self.norm.to_orig(s), self.norm.to_orig(e)
 
     def token_start(self, k: i64) -> i64:
-        return self.norm.to_orig(self.toks.start_b(k))
+        return self.norm.to_orig(self.toks.start(k))
 
     def group(self, k: i64) -> tuple[i64, i64]:
         """Tokens [first, end) that hold one character together with token k.
@@ -131,13 +131,13 @@ class Document:
 
     def _continues(self, k: i64) -> bool:
         """Token k holds no character of its own: it continues the previous token's."""
-        return self.toks.get_b(k) == 0 and (self.model.flags[self.toks.get_a(k)] & FLAG_BYTE) != 0
+        return self.toks.length(k) == 0 and (self.model.flags[self.toks.id(k)] & FLAG_BYTE) != 0
 
     def token_at(self, offset: i64) -> i64:
         """Index of the token holding the character at offset (len(self) past the end)."""
         if offset >= self.rope.length():
             return self.toks.size()
-        return self.toks.at_b(self.norm.to_norm(offset))
+        return self.toks.at(self.norm.to_norm(offset))
 
     def spans(self, first: i64, last: i64) -> list[int]:
         """Original [start, end) of tokens first..last-1, flattened: [s0, e0, s1, e1, ...]."""
@@ -146,8 +146,8 @@ class Document:
             last = self.toks.size()
         if first >= last:
             return out
-        lens = self.toks.slice_b(first, last)
-        pos: i64 = self.toks.start_b(first)
+        lens = self.toks.lengths(first, last)
+        pos: i64 = self.toks.start(first)
         norm = self.norm
         prev: i64 = norm.to_orig(pos)
         for ln in lens:
@@ -191,7 +191,7 @@ class Document:
         """Token ids of text[start:end] encoded alone."""
         head, k0, k1, tail = self._encode_range(start, end)
         out: list[int] = head
-        out.extend(self.toks.slice_a(k0, k1))
+        out.extend(self.toks.ids(k0, k1))
         out.extend(tail)
         return out
 
@@ -218,10 +218,10 @@ class Document:
         ntok: i64 = toks.size()
         um = model.bpe_matcher
         # First document token entirely after a, last one entirely before b.
-        ka: i64 = toks.at_b(a)
-        if ka < ntok and toks.start_b(ka) < a:
+        ka: i64 = toks.at(a)
+        if ka < ntok and toks.start(ka) < a:
             ka += 1
-        kb: i64 = toks.at_b(b)
+        kb: i64 = toks.at(b)
         near_l = Neighborhood(toks, ka, ka + 16)
         near_r = Neighborhood(toks, kb - 16, kb + 1)
         step_l: i64 = 1
@@ -277,10 +277,10 @@ class Document:
         ids = self._encode_full(text)
         lens = self.model.lengths(ids, text, False)
         self.toks.load(_to_vec(ids), lens, self._joins(lens, text, False))
-        if self.toks.total_b != self.norm.length():
+        if self.toks.total_length() != self.norm.length():
             raise AssertionError(
-                f"tokens cover {self.toks.total_b} normalized characters but the normalized text "
-                f"has {self.norm.length()}: the normalizer disagrees with SentencePiece"
+                f"tokens cover {self.toks.total_length()} normalized characters but the normalized "
+                f"text has {self.norm.length()}: the normalizer disagrees with SentencePiece"
             )
 
     def _retokenize(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
@@ -295,8 +295,8 @@ class Document:
             toks.load(_to_vec(ids), lens, self._joins(lens, text, True))
             return
         # Tokens [0, kl) end at or before ns; tokens [kr, ntok) start at or after ne_old.
-        kl: i64 = toks.at_b(ns)
-        t: i64 = toks.at_b(ne_old)
+        kl: i64 = toks.at(ns)
+        t: i64 = toks.at(ne_old)
         # The old tokens around the edit, fetched once; widened when the window outgrows them.
         near = Neighborhood(toks, kl - 8, t + 9)
         kr: i64 = t
@@ -392,7 +392,7 @@ class Document:
         base_pos: i64 = a - longest
         start: i64 = 0
         if base_pos > 0:
-            start = self.toks.start_b(self.toks.at_b(base_pos))
+            start = self.toks.start(self.toks.at(base_pos))
         text = self.norm.slice(start, a + longest)
         return um.lands_on(text, 0, a - start)
 
@@ -442,7 +442,7 @@ class Neighborhood:
     """A copy of the old tokens around an edit, so the window loop does not go back to the
     token store (and its Fenwick trees) for every index and offset it looks at."""
 
-    toks: PairStore
+    toks: TokenStore
     k0: i64
     k1: i64
     ids: vec[i32]
@@ -450,7 +450,7 @@ class Neighborhood:
     joins: vec[u8]  # empty when the store keeps no symbol flags
     starts: vec[i64]  # normalized start of tokens k0..k1 (k1 included)
 
-    def __init__(self, toks: PairStore, k0: i64, k1: i64) -> None:
+    def __init__(self, toks: TokenStore, k0: i64, k1: i64) -> None:
         self.toks = toks
         self.k0 = 0
         self.k1 = 0

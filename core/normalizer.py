@@ -16,19 +16,75 @@ from __future__ import annotations
 from typing import Final
 
 from librt.vecs import append, vec
-from mypy_extensions import i32, i64
+from mypy_extensions import i32, i64, u8
 
 from tokenline.core.charsmap import Charsmap
+from tokenline.core.chunks import Columns, sum_first
 from tokenline.core.model import Model
-from tokenline.core.pairs import PairStore
 from tokenline.core.rope import TextRope
 from tokenline.core.usermatch import UserMatcher
 
 SPACE_SYMBOL: Final = "\u2581"
 
-# Unit state bits, stored in the low bits of column a (original length << 2 | state).
+# Unit state bits: the white-space state where a unit starts.
 PREV_SPACE: Final = 1
 STARTED: Final = 2
+
+# Units a chunk of the unit store holds.
+UNIT_TARGET: Final = 256
+# Unit columns: original code points consumed and normalized code points produced (both summed,
+# to map offsets either way), and the state at the unit's start.
+ORIG_LEN: Final = 0
+NORM_LEN: Final = 1
+STATE: Final = 0
+
+
+class UnitStore:
+    """The normalization units of a text, by index and by original or normalized offset."""
+
+    rows: Columns
+
+    def __init__(self) -> None:
+        self.rows = Columns(2, 1, vec[i64]([ORIG_LEN, NORM_LEN]), UNIT_TARGET)
+
+    def size(self) -> i64:
+        return self.rows.size()
+
+    def norm_total(self) -> i64:
+        """Normalized code points all units produce."""
+        return self.rows.column_total(NORM_LEN)
+
+    def orig_length(self, k: i64) -> i64:
+        return self.rows.get(ORIG_LEN, k)
+
+    def state(self, k: i64) -> i64:
+        """White-space state at the start of unit k."""
+        return self.rows.flag(STATE, k)
+
+    def orig_start(self, k: i64) -> i64:
+        """Original offset where unit k starts (the end of the units for k >= size())."""
+        return self.rows.column_start(ORIG_LEN, k)
+
+    def norm_start(self, k: i64) -> i64:
+        """Normalized offset where unit k's output starts."""
+        return self.rows.column_start(NORM_LEN, k)
+
+    def at_orig(self, off: i64) -> i64:
+        """The unit that consumed original offset off; size() past the end."""
+        return self.rows.row_at(ORIG_LEN, off)
+
+    def at_norm(self, pos: i64) -> i64:
+        """The unit that produced normalized offset pos; size() past the end."""
+        return self.rows.row_at(NORM_LEN, pos)
+
+    def replace(
+        self, k0: i64, k1: i64, orig_lens: vec[i32], norm_lens: vec[i32], states: vec[u8]
+    ) -> None:
+        """Replaces units [k0, k1) with the given ones."""
+        self.rows.stage(ORIG_LEN, orig_lens)
+        self.rows.stage(NORM_LEN, norm_lens)
+        self.rows.stage_flags(STATE, states)
+        self.rows.replace(k0, k1)
 
 
 class Normalization:
@@ -129,7 +185,7 @@ class TrivialNorm(Normalization):
 
 
 class GeneralNorm(Normalization):
-    units: PairStore  # (original length << 2 | state at entry, normalized length)
+    units: UnitStore
     norm: TextRope
     charsmap: Charsmap | None
     matcher: UserMatcher | None
@@ -159,7 +215,7 @@ class GeneralNorm(Normalization):
         self.suffix = model.add_dummy_prefix and model.dummy_as_suffix
         self.escape = model.escape_whitespaces
         self.remove_ws = model.remove_extra_whitespaces
-        self.units = PairStore(2)
+        self.units = UnitStore()
         self.norm = TextRope("")
         self.tail_orig = 0
         self.tail_units = 0
@@ -172,17 +228,17 @@ class GeneralNorm(Normalization):
         return self.norm.slice(start, end)
 
     def to_orig(self, pos: i64) -> i64:
-        body: i64 = self.units.total_b
+        body: i64 = self.units.norm_total()
         if pos >= body:
             return self.tail_orig
         if pos <= 0 and body == 0:
             return self.tail_orig
-        u: i64 = self.units.at_b(pos)
-        return self.units.start_a(u)
+        u: i64 = self.units.at_norm(pos)
+        return self.units.orig_start(u)
 
     def to_norm(self, off: i64) -> i64:
-        u: i64 = self.units.at_a(off)
-        return self.units.start_b(u)
+        u: i64 = self.units.at_orig(off)
+        return self.units.norm_start(u)
 
     def apply(self, start: i64, end: i64, text: str) -> tuple[i64, i64, i64]:
         units = self.units
@@ -192,12 +248,12 @@ class GeneralNorm(Normalization):
         # removal shortened when the edit is near the end.
         back: i64 = self.lookahead
         while True:
-            u0: i64 = units.at_a(start - back)
+            u0: i64 = units.at_orig(start - back)
             if u0 >= units.size():
                 u0 = units.size() - 1 if units.size() > 0 else 0
             if self.tail_units > 0:
                 first_tail: i64 = units.size() - self.tail_units
-                if first_tail < u0 and end + self.lookahead >= units.start_a(first_tail):
+                if first_tail < u0 and end + self.lookahead >= units.orig_start(first_tail):
                     u0 = first_tail
             got = self._renormalize(u0, end, start + len(text), delta)
             if got[0] >= 0:
@@ -247,19 +303,14 @@ class GeneralNorm(Normalization):
         reader = BlockReader(self.orig, end, look, start)
         parts: list[str] = []
         pos: i64 = start
-        k: i64 = units.at_a(start)
-        kpos: i64 = units.start_a(k)
+        k: i64 = units.at_orig(start)
+        kpos: i64 = units.orig_start(k)
         mid: i64 = -1
         while pos < end:
             while k < body_units and kpos < pos:
-                kpos += units.get_a(k) >> 2
+                kpos += units.orig_length(k)
                 k += 1
-            if (
-                kpos == pos
-                and k < body_units
-                and pos + look <= end
-                and (units.get_a(k) & 3) == state
-            ):
+            if kpos == pos and k < body_units and pos + look <= end and units.state(k) == state:
                 mid = k
                 break
             reader.ensure(pos)
@@ -273,13 +324,13 @@ class GeneralNorm(Normalization):
         sym: str = SPACE_SYMBOL if self.escape else " "
         back: i64 = look
         while True:
-            kt: i64 = units.at_a(end - back)
+            kt: i64 = units.at_orig(end - back)
             if kt > body_units:
                 kt = body_units
             if kt <= mid:
                 return "", -1, -1, ""
-            tstate: i64 = units.get_a(kt) & 3
-            tpos: i64 = units.start_a(kt)
+            tstate: i64 = units.state(kt)
+            tpos: i64 = units.orig_start(kt)
             treader = BlockReader(self.orig, end, look, tpos)
             tparts: list[str] = []
             while tpos < end:
@@ -290,7 +341,7 @@ class GeneralNorm(Normalization):
                 tstate = self._step(raw, tstate, tparts)[1]
                 tpos += used
             tail = "".join(tparts)
-            q1: i64 = units.start_b(kt)
+            q1: i64 = units.norm_start(kt)
             if self.remove_ws:
                 tail = tail.rstrip(sym)
                 if not tail and q1 > 0 and self.norm.slice(q1 - 1, q1) == sym:
@@ -298,7 +349,7 @@ class GeneralNorm(Normalization):
                     continue
             if self.suffix and (tstate & STARTED):
                 tail = tail + sym
-            return head, units.start_b(mid), q1, tail
+            return head, units.norm_start(mid), q1, tail
 
     def _renormalize(self, u0: i64, old_end: i64, new_end: i64, delta: i64) -> tuple[i64, i64, i64]:
         """Re-runs the normalizer from unit u0 over the (already edited) original text.
@@ -310,19 +361,20 @@ class GeneralNorm(Normalization):
         """
         units = self.units
         total_units: i64 = units.size()
-        o0: i64 = units.start_a(u0)
-        n0: i64 = units.start_b(u0)
+        o0: i64 = units.orig_start(u0)
+        n0: i64 = units.norm_start(u0)
         state: i64 = PREV_SPACE if self.remove_ws else 0
         if u0 < total_units:
-            state = units.get_a(u0) & 3
+            state = units.state(u0)
         # Old units after the edit, to find where the new run falls back in step.
         k_old: i64 = u0
         old_pos: i64 = o0
         sync_limit: i64 = total_units - self.tail_units
         orig_len: i64 = self.orig.length()
         reader = BlockReader(self.orig, orig_len, self.lookahead, o0)
-        new_a = vec[i32]()
-        new_b = vec[i32]()
+        orig_lens = vec[i32]()
+        norm_lens = vec[i32]()
+        states = vec[u8]()
         out_parts: list[str] = []
         pos: i64 = o0
         k_sync: i64 = -1
@@ -330,7 +382,7 @@ class GeneralNorm(Normalization):
             if pos >= new_end:
                 target_old: i64 = pos - delta
                 while k_old < total_units and old_pos < target_old:
-                    old_pos += units.get_a(k_old) >> 2
+                    old_pos += units.orig_length(k_old)
                     k_old += 1
                 # Falling back in step also needs output after this point: otherwise the
                 # trailing-space removal could reach back into what was re-normalized.
@@ -338,8 +390,8 @@ class GeneralNorm(Normalization):
                     k_old < sync_limit
                     and old_pos == target_old
                     and old_pos >= old_end
-                    and (units.get_a(k_old) & 3) == state
-                    and units.start_b(k_old) < units.total_b
+                    and units.state(k_old) == state
+                    and units.norm_start(k_old) < units.norm_total()
                 ):
                     k_sync = k_old
                     break
@@ -347,31 +399,32 @@ class GeneralNorm(Normalization):
             used, raw = self._unit(reader.block, pos - reader.start, reader.end - reader.start)
             entry: i64 = state
             nout, state = self._step(raw, state, out_parts)
-            new_a = append(new_a, i32((used << 2) | entry))
-            new_b = append(new_b, i32(nout))
+            orig_lens = append(orig_lens, i32(used))
+            norm_lens = append(norm_lens, i32(nout))
+            states = append(states, u8(entry))
             pos += used
         out = "".join(out_parts)
         n_old_end: i64
         if k_sync >= 0:
-            n_old_end = units.start_b(k_sync)
+            n_old_end = units.norm_start(k_sync)
             self.tail_orig += delta
         else:
             k_sync = total_units
             n_old_end = self.norm.length()
             # Ran to the end: trailing white space, then the suffix dummy.
-            keep, tail_units = self._strip_tail(out, new_b, n0)
+            keep, tail_units = self._strip_tail(out, norm_lens, n0)
             if keep < 0:
                 return -1, -1, -1
             out = out[:keep]
             self.tail_units = tail_units
             if tail_units > 0:
                 # SentencePiece maps the end to the first stripped unit's start.
-                self.tail_orig = o0 + _sum_shifted(new_a, len(new_a) - tail_units)
+                self.tail_orig = o0 + sum_first(orig_lens, len(orig_lens) - tail_units)
             else:
                 self.tail_orig = orig_len
             if self.suffix and (state & STARTED):
                 out = out + (SPACE_SYMBOL if self.escape else " ")
-        units.replace(u0, k_sync, new_a, new_b)
+        units.replace(u0, k_sync, orig_lens, norm_lens, states)
         self.norm.replace(n0, n_old_end, out)
         return n0, n_old_end, n0 + len(out)
 
@@ -418,15 +471,6 @@ class GeneralNorm(Normalization):
             touched = len(b) - k
             k -= 1
         return keep, touched
-
-
-def _sum_shifted(a: vec[i32], count: i64) -> i64:
-    s: i64 = 0
-    i: i64 = 0
-    while i < count:
-        s += i64(a[i]) >> 2
-        i += 1
-    return s
 
 
 class BlockReader:
