@@ -83,8 +83,8 @@ class TextRope(Chunks):
     chunks: list[str]
     staged: str
 
-    def __init__(self, text: str) -> None:
-        super().__init__(MEASURES, TARGET, True)
+    def __init__(self, text: str, chunk_target: i64 = TARGET) -> None:
+        super().__init__(MEASURES, chunk_target, True)
         self.chunks = []
         self.staged = text
         self._commit(0, 0)
