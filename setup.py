@@ -18,6 +18,7 @@ COMPILED_MODULES = [
     "fenwick",
     "chunks",
     "tokens",
+    "units",
     "rope",
     "charsmap",
     "usermatch",

@@ -344,18 +344,11 @@ class Columns(Chunks):
             self.staged_flags[j] = extend(self.staged_flags[j], self.flags[j][c][i:])
 
     def _place(self, lo: i64, hi: i64, cuts: vec[i64]) -> None:
-        one: bool = len(cuts) == 2 and hi - lo == 1  # the common edit: one chunk rewritten
         for j in range(len(self.wide)):
-            if one:
-                self.wide[j][lo] = self.staged_wide[j]
-            else:
-                self.wide[j][lo:hi] = _cut_wide(self.staged_wide[j], cuts)
+            _put_wide(self.wide[j], lo, hi, self.staged_wide[j], cuts)
             self.staged_wide[j] = vec[i32]()
         for j in range(len(self.flags)):
-            if one:
-                self.flags[j][lo] = self.staged_flags[j]
-            else:
-                self.flags[j][lo:hi] = _cut_flags(self.staged_flags[j], cuts)
+            _put_flags(self.flags[j], lo, hi, self.staged_flags[j], cuts)
             self.staged_flags[j] = vec[u8]()
 
     def _measure(self, c: i64, m: i64) -> i64:
@@ -365,12 +358,19 @@ class Columns(Chunks):
         return sum_first(values, len(values))
 
 
-def _cut_wide(run: vec[i32], cuts: vec[i64]) -> list[vec[i32]]:
-    return [run[cuts[p - 1] : cuts[p]] for p in range(1, len(cuts))]
+def _put_wide(chunks: list[vec[i32]], lo: i64, hi: i64, run: vec[i32], cuts: vec[i64]) -> None:
+    """Chunks [lo, hi) of a column become `run` cut at `cuts` (one chunk: run as it is)."""
+    if len(cuts) == 2 and hi - lo == 1:
+        chunks[lo] = run  # the common edit, without a slice
+    else:
+        chunks[lo:hi] = [run[cuts[p - 1] : cuts[p]] for p in range(1, len(cuts))]
 
 
-def _cut_flags(run: vec[u8], cuts: vec[i64]) -> list[vec[u8]]:
-    return [run[cuts[p - 1] : cuts[p]] for p in range(1, len(cuts))]
+def _put_flags(chunks: list[vec[u8]], lo: i64, hi: i64, run: vec[u8], cuts: vec[i64]) -> None:
+    if len(cuts) == 2 and hi - lo == 1:
+        chunks[lo] = run
+    else:
+        chunks[lo:hi] = [run[cuts[p - 1] : cuts[p]] for p in range(1, len(cuts))]
 
 
 def sum_first(values: vec[i32], count: i64) -> i64:
