@@ -305,28 +305,45 @@ class GeneralNorm(Normalization):
         without changing anything when trailing white space removal reaches before u0.
         """
         units = self.units
-        total_units: i64 = units.size()
         o0: i64 = units.orig_start(u0)
         n0: i64 = units.norm_start(u0)
-        state: i64 = PREV_SPACE if self.remove_ws else 0
-        if u0 < total_units:
-            state = units.state(u0)
+        run = UnitRun(PREV_SPACE if self.remove_ws else 0)
+        if u0 < units.size():
+            run.state = units.state(u0)
+        k_sync: i64 = self._run_to_sync(run, u0, o0, old_end, new_end, delta)
+        out = "".join(run.parts)
+        n_old_end: i64
+        if k_sync >= 0:
+            n_old_end = units.norm_start(k_sync)
+            self.tail_orig += delta
+        else:
+            k_sync = units.size()
+            n_old_end = self.norm.length()
+            ending = self._end_text(run, out, o0, n0)
+            if ending is None:
+                return -1, -1, -1
+            out = ending
+        units.replace(u0, k_sync, run.orig_lens, run.norm_lens, run.states)
+        self.norm.replace(n0, n_old_end, out)
+        return n0, n_old_end, n0 + len(out)
+
+    def _run_to_sync(
+        self, run: UnitRun, u0: i64, o0: i64, old_end: i64, new_end: i64, delta: i64
+    ) -> i64:
+        """Normalizes from original offset o0 (unit u0) into run until the old units fall back in
+        step past the edit; returns the old unit where they do, or -1 at the end of the text."""
+        units = self.units
         # Old units after the edit, to find where the new run falls back in step.
         k_old: i64 = u0
         old_pos: i64 = o0
-        sync_limit: i64 = total_units - self.tail_units
+        sync_limit: i64 = units.size() - self.tail_units
         orig_len: i64 = self.orig.length()
         reader = BlockReader(self.orig, orig_len, self.lookahead, o0)
-        orig_lens = vec[i32]()
-        norm_lens = vec[i32]()
-        states = vec[u8]()
-        out_parts: list[str] = []
         pos: i64 = o0
-        k_sync: i64 = -1
         while pos < orig_len:
             if pos >= new_end:
                 target_old: i64 = pos - delta
-                while k_old < total_units and old_pos < target_old:
+                while k_old < units.size() and old_pos < target_old:
                     old_pos += units.orig_length(k_old)
                     k_old += 1
                 # Falling back in step also needs output after this point: otherwise the
@@ -335,43 +352,34 @@ class GeneralNorm(Normalization):
                     k_old < sync_limit
                     and old_pos == target_old
                     and old_pos >= old_end
-                    and units.state(k_old) == state
+                    and units.state(k_old) == run.state
                     and units.norm_start(k_old) < units.norm_total()
                 ):
-                    k_sync = k_old
-                    break
+                    return k_old
             reader.ensure(pos)
             used, raw = self._unit(reader.block, pos - reader.start, reader.end - reader.start)
-            entry: i64 = state
-            nout, state = self._step(raw, state, out_parts)
-            orig_lens = append(orig_lens, i32(used))
-            norm_lens = append(norm_lens, i32(nout))
-            states = append(states, u8(entry))
+            entry: i64 = run.state
+            nout, run.state = self._step(raw, run.state, run.parts)
+            run.add(used, nout, entry)
             pos += used
-        out = "".join(out_parts)
-        n_old_end: i64
-        if k_sync >= 0:
-            n_old_end = units.norm_start(k_sync)
-            self.tail_orig += delta
+        return -1
+
+    def _end_text(self, run: UnitRun, out: str, o0: i64, n0: i64) -> str | None:
+        """The output of a run that reached the end of the text: trailing white space removed,
+        then the suffix dummy. None when the removal reaches before the run."""
+        keep, tail_units = self._strip_tail(out, run.norm_lens, n0)
+        if keep < 0:
+            return None
+        out = out[:keep]
+        self.tail_units = tail_units
+        if tail_units > 0:
+            # SentencePiece maps the end to the first stripped unit's start.
+            self.tail_orig = o0 + sum_first(run.orig_lens, len(run.orig_lens) - tail_units)
         else:
-            k_sync = total_units
-            n_old_end = self.norm.length()
-            # Ran to the end: trailing white space, then the suffix dummy.
-            keep, tail_units = self._strip_tail(out, norm_lens, n0)
-            if keep < 0:
-                return -1, -1, -1
-            out = out[:keep]
-            self.tail_units = tail_units
-            if tail_units > 0:
-                # SentencePiece maps the end to the first stripped unit's start.
-                self.tail_orig = o0 + sum_first(orig_lens, len(orig_lens) - tail_units)
-            else:
-                self.tail_orig = orig_len
-            if self.suffix and (state & STARTED):
-                out = out + (SPACE_SYMBOL if self.escape else " ")
-        units.replace(u0, k_sync, orig_lens, norm_lens, states)
-        self.norm.replace(n0, n_old_end, out)
-        return n0, n_old_end, n0 + len(out)
+            self.tail_orig = self.orig.length()
+        if self.suffix and (run.state & STARTED):
+            out = out + (SPACE_SYMBOL if self.escape else " ")
+        return out
 
     def _emit(self, sp: str, out_parts: list[str]) -> i64:
         if not sp:
@@ -416,6 +424,29 @@ class GeneralNorm(Normalization):
             touched = len(b) - k
             k -= 1
         return keep, touched
+
+
+class UnitRun:
+    """The units one normalizer run produces, its output pieces, and the state it ends in."""
+
+    orig_lens: vec[i32]
+    norm_lens: vec[i32]
+    states: vec[u8]
+    parts: list[str]
+    state: i64
+
+    def __init__(self, state: i64) -> None:
+        self.orig_lens = vec[i32]()
+        self.norm_lens = vec[i32]()
+        self.states = vec[u8]()
+        self.parts = []
+        self.state = state
+
+    def add(self, used: i64, produced: i64, entry: i64) -> None:
+        """One unit: original code points used, normalized ones produced, state at its start."""
+        self.orig_lens = append(self.orig_lens, i32(used))
+        self.norm_lens = append(self.norm_lens, i32(produced))
+        self.states = append(self.states, u8(entry))
 
 
 class BlockReader:
