@@ -27,6 +27,11 @@ MEASURES: Final = 4
 
 CR: Final = 0x0D
 LF: Final = 0x0A
+# The first code points that take two, three and four bytes in UTF-8; from SUPPLEMENTARY on, a
+# code point also takes two UTF-16 units (a surrogate pair).
+TWO_BYTES: Final = 0x80
+THREE_BYTES: Final = 0x800
+SUPPLEMENTARY: Final = 0x10000
 
 UTF8: Final = 8
 UTF16: Final = 16
@@ -53,11 +58,11 @@ def count_breaks(s: str) -> i64:
 
 def utf8_width(cp: i64) -> i64:
     """Bytes of code point cp in UTF-8."""
-    if cp >= 0x10000:
+    if cp >= SUPPLEMENTARY:
         return 4
-    if cp >= 0x800:
+    if cp >= THREE_BYTES:
         return 3
-    if cp >= 0x80:
+    if cp >= TWO_BYTES:
         return 2
     return 1
 
@@ -108,10 +113,10 @@ class TextRope(Chunks):
     def _place(self, lo: i64, hi: i64, cuts: vec[i64]) -> None:
         run = self.staged
         self.staged = ""
-        if len(cuts) == 2:
-            self.chunks[lo:hi] = [run]
-            return
-        self.chunks[lo:hi] = [run[cuts[p - 1] : cuts[p]] for p in range(1, len(cuts))]
+        if len(cuts) == 2 and hi - lo == 1:
+            self.chunks[lo] = run  # the common edit: one chunk rewritten
+        else:
+            self.chunks[lo:hi] = [run[cuts[p - 1] : cuts[p]] for p in range(1, len(cuts))]
 
     def _measure(self, c: i64, m: i64) -> i64:
         chunk = self.chunks[c]
@@ -221,7 +226,7 @@ class TextRope(Chunks):
         n: i64 = len(chunk)
         while pos < n:
             cp: i64 = ord(chunk[pos])
-            w: i64 = (2 if cp >= 0x10000 else 1) if unit == UTF16 else utf8_width(cp)
+            w: i64 = (2 if cp >= SUPPLEMENTARY else 1) if unit == UTF16 else utf8_width(cp)
             if rem < w:
                 break
             rem -= w
