@@ -19,7 +19,9 @@ HERE = Path(__file__).parent.resolve()
 # only looks at the file system): compiling them would buy nothing.
 COMPILED_MODULES = [
     "fenwick",
-    "pairs",
+    "chunks",
+    "tokens",
+    "units",
     "rope",
     "charsmap",
     "usermatch",

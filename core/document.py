@@ -12,9 +12,9 @@ from mypy_extensions import i64
 
 from tokenline.core.model import Model
 from tokenline.core.normalizer import Normalization
-from tokenline.core.pairs import PairStore as TokenStore
 from tokenline.core.retokenize import Retokenizer
 from tokenline.core.rope import UTF16, TextRope, check_text
+from tokenline.core.tokens import TokenStore
 
 # Selections up to this many characters are simply encoded; longer ones reuse document tokens.
 DIRECT_COUNT_LIMIT: Final = 4096

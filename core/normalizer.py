@@ -16,16 +16,17 @@ from __future__ import annotations
 from typing import Final
 
 from librt.vecs import append, vec
-from mypy_extensions import i32, i64
+from mypy_extensions import i32, i64, u8
 
 from tokenline.core.charsmap import Charsmap
-from tokenline.core.pairs import PairStore
+from tokenline.core.chunks import sum_first
 from tokenline.core.rope import TextRope
+from tokenline.core.units import UnitStore
 from tokenline.core.usermatch import UserMatcher
 
 SPACE_SYMBOL: Final = "\u2581"
 
-# Unit state bits, stored in the low bits of column a (original length << 2 | state).
+# Unit state bits: the white-space state where a unit starts.
 PREV_SPACE: Final = 1
 STARTED: Final = 2
 
@@ -152,7 +153,7 @@ class TrivialNorm(Normalization):
 
 
 class GeneralNorm(Normalization):
-    units: PairStore  # (original length << 2 | state at entry, normalized length)
+    units: UnitStore
     norm: TextRope
     charsmap: Charsmap | None
     matcher: UserMatcher | None
@@ -182,7 +183,7 @@ class GeneralNorm(Normalization):
         self.suffix = rules.add_dummy_prefix and rules.dummy_as_suffix
         self.escape = rules.escape_whitespaces
         self.remove_ws = rules.remove_extra_whitespaces
-        self.units = PairStore(2)
+        self.units = UnitStore()
         self.norm = TextRope("")
         self.tail_orig = 0
         self.tail_units = 0
@@ -195,17 +196,17 @@ class GeneralNorm(Normalization):
         return self.norm.slice(start, end)
 
     def to_orig(self, pos: i64) -> i64:
-        body: i64 = self.units.total_b
+        body: i64 = self.units.norm_total()
         if pos >= body:
             return self.tail_orig
         if pos <= 0 and body == 0:
             return self.tail_orig
-        u: i64 = self.units.at_b(pos)
-        return self.units.start_a(u)
+        u: i64 = self.units.at_norm(pos)
+        return self.units.orig_start(u)
 
     def to_norm(self, off: i64) -> i64:
-        u: i64 = self.units.at_a(off)
-        return self.units.start_b(u)
+        u: i64 = self.units.at_orig(off)
+        return self.units.norm_start(u)
 
     def apply(self, start: i64, end: i64, text: str) -> tuple[i64, i64, i64]:
         units = self.units
@@ -215,12 +216,12 @@ class GeneralNorm(Normalization):
         # removal shortened when the edit is near the end.
         back: i64 = self.lookahead
         while True:
-            u0: i64 = units.at_a(start - back)
+            u0: i64 = units.at_orig(start - back)
             if u0 >= units.size():
                 u0 = units.size() - 1 if units.size() > 0 else 0
             if self.tail_units > 0:
                 first_tail: i64 = units.size() - self.tail_units
-                if first_tail < u0 and end + self.lookahead >= units.start_a(first_tail):
+                if first_tail < u0 and end + self.lookahead >= units.orig_start(first_tail):
                     u0 = first_tail
             got = self._renormalize(u0, end, start + len(text), delta)
             if got[0] >= 0:
@@ -270,19 +271,14 @@ class GeneralNorm(Normalization):
         reader = BlockReader(self.orig, end, look, start)
         parts: list[str] = []
         pos: i64 = start
-        k: i64 = units.at_a(start)
-        kpos: i64 = units.start_a(k)
+        k: i64 = units.at_orig(start)
+        kpos: i64 = units.orig_start(k)
         mid: i64 = -1
         while pos < end:
             while k < body_units and kpos < pos:
-                kpos += units.get_a(k) >> 2
+                kpos += units.orig_length(k)
                 k += 1
-            if (
-                kpos == pos
-                and k < body_units
-                and pos + look <= end
-                and (units.get_a(k) & 3) == state
-            ):
+            if kpos == pos and k < body_units and pos + look <= end and units.state(k) == state:
                 mid = k
                 break
             reader.ensure(pos)
@@ -296,13 +292,13 @@ class GeneralNorm(Normalization):
         sym: str = SPACE_SYMBOL if self.escape else " "
         back: i64 = look
         while True:
-            kt: i64 = units.at_a(end - back)
+            kt: i64 = units.at_orig(end - back)
             if kt > body_units:
                 kt = body_units
             if kt <= mid:
                 return "", -1, -1, ""
-            tstate: i64 = units.get_a(kt) & 3
-            tpos: i64 = units.start_a(kt)
+            tstate: i64 = units.state(kt)
+            tpos: i64 = units.orig_start(kt)
             treader = BlockReader(self.orig, end, look, tpos)
             tparts: list[str] = []
             while tpos < end:
@@ -313,7 +309,7 @@ class GeneralNorm(Normalization):
                 tstate = self._step(raw, tstate, tparts)[1]
                 tpos += used
             tail = "".join(tparts)
-            q1: i64 = units.start_b(kt)
+            q1: i64 = units.norm_start(kt)
             if self.remove_ws:
                 tail = tail.rstrip(sym)
                 if not tail and q1 > 0 and self.norm.slice(q1 - 1, q1) == sym:
@@ -321,7 +317,7 @@ class GeneralNorm(Normalization):
                     continue
             if self.suffix and (tstate & STARTED):
                 tail = tail + sym
-            return head, units.start_b(mid), q1, tail
+            return head, units.norm_start(mid), q1, tail
 
     def _renormalize(self, u0: i64, old_end: i64, new_end: i64, delta: i64) -> tuple[i64, i64, i64]:
         """Re-runs the normalizer from unit u0 over the (already edited) original text.
@@ -332,28 +328,46 @@ class GeneralNorm(Normalization):
         without changing anything when trailing white space removal reaches before u0.
         """
         units = self.units
-        total_units: i64 = units.size()
-        o0: i64 = units.start_a(u0)
-        n0: i64 = units.start_b(u0)
-        state: i64 = PREV_SPACE if self.remove_ws else 0
-        if u0 < total_units:
-            state = units.get_a(u0) & 3
+        o0: i64 = units.orig_start(u0)
+        n0: i64 = units.norm_start(u0)
+        run = UnitRun(PREV_SPACE if self.remove_ws else 0)
+        if u0 < units.size():
+            run.state = units.state(u0)
+        k_sync: i64 = self._run_to_sync(run, u0, o0, old_end, new_end, delta)
+        out = "".join(run.parts)
+        n_old_end: i64
+        if k_sync >= 0:
+            n_old_end = units.norm_start(k_sync)
+            self.tail_orig += delta
+        else:
+            k_sync = units.size()
+            n_old_end = self.norm.length()
+            ending = self._end_text(run, out, o0, n0)
+            if ending is None:
+                return -1, -1, -1
+            out = ending
+        units.replace(u0, k_sync, run.orig_lens, run.norm_lens, run.states)
+        self.norm.replace(n0, n_old_end, out)
+        return n0, n_old_end, n0 + len(out)
+
+    def _run_to_sync(
+        self, run: UnitRun, u0: i64, o0: i64, old_end: i64, new_end: i64, delta: i64
+    ) -> i64:
+        """Normalizes from original offset o0 (unit u0) into run until the old units fall back in
+        step past the edit; returns the old unit where they do, or -1 at the end of the text."""
+        units = self.units
         # Old units after the edit, to find where the new run falls back in step.
         k_old: i64 = u0
         old_pos: i64 = o0
-        sync_limit: i64 = total_units - self.tail_units
+        sync_limit: i64 = units.size() - self.tail_units
         orig_len: i64 = self.orig.length()
         reader = BlockReader(self.orig, orig_len, self.lookahead, o0)
-        new_a = vec[i32]()
-        new_b = vec[i32]()
-        out_parts: list[str] = []
         pos: i64 = o0
-        k_sync: i64 = -1
         while pos < orig_len:
             if pos >= new_end:
                 target_old: i64 = pos - delta
-                while k_old < total_units and old_pos < target_old:
-                    old_pos += units.get_a(k_old) >> 2
+                while k_old < units.size() and old_pos < target_old:
+                    old_pos += units.orig_length(k_old)
                     k_old += 1
                 # Falling back in step also needs output after this point: otherwise the
                 # trailing-space removal could reach back into what was re-normalized.
@@ -361,42 +375,34 @@ class GeneralNorm(Normalization):
                     k_old < sync_limit
                     and old_pos == target_old
                     and old_pos >= old_end
-                    and (units.get_a(k_old) & 3) == state
-                    and units.start_b(k_old) < units.total_b
+                    and units.state(k_old) == run.state
+                    and units.norm_start(k_old) < units.norm_total()
                 ):
-                    k_sync = k_old
-                    break
+                    return k_old
             reader.ensure(pos)
             used, raw = self._unit(reader.block, pos - reader.start, reader.end - reader.start)
-            entry: i64 = state
-            nout, state = self._step(raw, state, out_parts)
-            new_a = append(new_a, i32((used << 2) | entry))
-            new_b = append(new_b, i32(nout))
+            entry: i64 = run.state
+            nout, run.state = self._step(raw, run.state, run.parts)
+            run.add(used, nout, entry)
             pos += used
-        out = "".join(out_parts)
-        n_old_end: i64
-        if k_sync >= 0:
-            n_old_end = units.start_b(k_sync)
-            self.tail_orig += delta
+        return -1
+
+    def _end_text(self, run: UnitRun, out: str, o0: i64, n0: i64) -> str | None:
+        """The output of a run that reached the end of the text: trailing white space removed,
+        then the suffix dummy. None when the removal reaches before the run."""
+        keep, tail_units = self._strip_tail(out, run.norm_lens, n0)
+        if keep < 0:
+            return None
+        out = out[:keep]
+        self.tail_units = tail_units
+        if tail_units > 0:
+            # SentencePiece maps the end to the first stripped unit's start.
+            self.tail_orig = o0 + sum_first(run.orig_lens, len(run.orig_lens) - tail_units)
         else:
-            k_sync = total_units
-            n_old_end = self.norm.length()
-            # Ran to the end: trailing white space, then the suffix dummy.
-            keep, tail_units = self._strip_tail(out, new_b, n0)
-            if keep < 0:
-                return -1, -1, -1
-            out = out[:keep]
-            self.tail_units = tail_units
-            if tail_units > 0:
-                # SentencePiece maps the end to the first stripped unit's start.
-                self.tail_orig = o0 + _sum_shifted(new_a, len(new_a) - tail_units)
-            else:
-                self.tail_orig = orig_len
-            if self.suffix and (state & STARTED):
-                out = out + (SPACE_SYMBOL if self.escape else " ")
-        units.replace(u0, k_sync, new_a, new_b)
-        self.norm.replace(n0, n_old_end, out)
-        return n0, n_old_end, n0 + len(out)
+            self.tail_orig = self.orig.length()
+        if self.suffix and (run.state & STARTED):
+            out = out + (SPACE_SYMBOL if self.escape else " ")
+        return out
 
     def _emit(self, sp: str, out_parts: list[str]) -> i64:
         if not sp:
@@ -443,13 +449,27 @@ class GeneralNorm(Normalization):
         return keep, touched
 
 
-def _sum_shifted(a: vec[i32], count: i64) -> i64:
-    s: i64 = 0
-    i: i64 = 0
-    while i < count:
-        s += i64(a[i]) >> 2
-        i += 1
-    return s
+class UnitRun:
+    """The units one normalizer run produces, its output pieces, and the state it ends in."""
+
+    orig_lens: vec[i32]
+    norm_lens: vec[i32]
+    states: vec[u8]
+    parts: list[str]
+    state: i64
+
+    def __init__(self, state: i64) -> None:
+        self.orig_lens = vec[i32]()
+        self.norm_lens = vec[i32]()
+        self.states = vec[u8]()
+        self.parts = []
+        self.state = state
+
+    def add(self, used: i64, produced: i64, entry: i64) -> None:
+        """One unit: original code points used, normalized ones produced, state at its start."""
+        self.orig_lens = append(self.orig_lens, i32(used))
+        self.norm_lens = append(self.norm_lens, i32(produced))
+        self.states = append(self.states, u8(entry))
 
 
 class BlockReader:

@@ -30,8 +30,8 @@ from mypy_extensions import i32, i64, u8
 
 from tokenline.core.family import Encoded, Family
 from tokenline.core.normalizer import Normalization
-from tokenline.core.pairs import PairStore as TokenStore
 from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens, Segmenter
+from tokenline.core.tokens import TokenStore
 
 # Old tokens fetched on each side of an edit before the loop starts (most windows fit in them).
 EDIT_MARGIN: Final = 8
@@ -129,7 +129,7 @@ class Retokenizer:
     def __init__(self, family: Family, norm: Normalization) -> None:
         self.family = family
         self.norm = norm
-        self.toks = TokenStore(has_c=family.keeps_joins)
+        self.toks = TokenStore(keeps_joins=family.keeps_joins)
         self.encode_calls = 0
         self.encoded_chars = 0
 

@@ -1,8 +1,8 @@
 """The text of a document as chunks, with line and UTF-8/UTF-16 indexes.
 
 Editors address text by line and column in UTF-16 (or UTF-8, UTF-32) code units; the core addresses
-it by code point. Per-chunk counts of characters, line breaks and code units, summed by Fenwick
-trees, turn one into the other in O(log n + chunk) without rescanning the document.
+it by code point. Per-chunk counts of characters, line breaks and code units, summed by the chunk
+block's Fenwick trees, turn one into the other in O(log n + chunk) without rescanning the document.
 Line breaks are "\\n", "\\r\\n" and a lone "\\r", as in LSP.
 """
 
@@ -10,13 +10,28 @@ from __future__ import annotations
 
 from typing import Final
 
+from librt.vecs import vec
 from mypy_extensions import i64
 
-from tokenline.core.fenwick import Fenwick
+from tokenline.core.chunks import STAGED, Chunks
 
+# Code points a chunk holds: a few thousand keeps an edit's string copy short and the list small.
 TARGET: Final = 2048
-MAXIMUM: Final = 4096
-MINIMUM: Final = 512
+
+# The measures of a chunk (CHARS is the block's SIZE: positions count code points).
+CHARS: Final = 0
+BREAKS: Final = 1
+CODE_UNITS_16: Final = 2
+CODE_UNITS_8: Final = 3
+MEASURES: Final = 4
+
+CR: Final = 0x0D
+LF: Final = 0x0A
+# The first code points that take two, three and four bytes in UTF-8; from SUPPLEMENTARY on, a
+# code point also takes two UTF-16 units (a surrogate pair).
+TWO_BYTES: Final = 0x80
+THREE_BYTES: Final = 0x800
+SUPPLEMENTARY: Final = 0x10000
 
 UTF8: Final = 8
 UTF16: Final = 16
@@ -43,11 +58,11 @@ def count_breaks(s: str) -> i64:
 
 def utf8_width(cp: i64) -> i64:
     """Bytes of code point cp in UTF-8."""
-    if cp >= 0x10000:
+    if cp >= SUPPLEMENTARY:
         return 4
-    if cp >= 0x800:
+    if cp >= THREE_BYTES:
         return 3
-    if cp >= 0x80:
+    if cp >= TWO_BYTES:
         return 2
     return 1
 
@@ -64,190 +79,120 @@ def units8(s: str) -> i64:
     return len(s.encode("utf-8", "surrogatepass"))
 
 
-class TextRope:
+class TextRope(Chunks):
+    """The text in `Chunks` of str, measured in code points, line breaks, UTF-16 and UTF-8 units.
+
+    A "\\r\\n" is never cut in two, so every line break lies within one chunk.
+    """
+
     chunks: list[str]
-    n_chars: list[i64]
-    n_breaks: list[i64]
-    n_u16: list[i64]
-    n_u8: list[i64]
-    f_chars: Fenwick
-    f_breaks: Fenwick
-    f_u16: Fenwick
-    f_u8: Fenwick
-    total: i64
+    staged: str
 
-    def __init__(self, text: str) -> None:
-        self.f_chars = Fenwick([])
-        self.f_breaks = Fenwick([])
-        self.f_u16 = Fenwick([])
-        self.f_u8 = Fenwick([])
+    def __init__(self, text: str, chunk_target: i64 = TARGET) -> None:
+        super().__init__(MEASURES, chunk_target, True)
         self.chunks = []
-        self.n_chars = []
-        self.n_breaks = []
-        self.n_u16 = []
-        self.n_u8 = []
-        self.total = 0
-        pieces = _split(text)
-        self._set_range(0, 0, pieces)
-
-    # -- storage -------------------------------------------------------------------------------
-
-    def _set_range(self, c0: i64, c1: i64, pieces: list[str]) -> None:
-        """Replaces chunks [c0, c1) with pieces."""
-        chars: list[i64] = []
-        breaks: list[i64] = []
-        u16: list[i64] = []
-        u8: list[i64] = []
-        for p in pieces:
-            chars.append(len(p))
-            breaks.append(count_breaks(p))
-            u16.append(units16(p))
-            u8.append(units8(p))
-        if len(pieces) == c1 - c0:
-            j: i64 = 0
-            while j < len(pieces):
-                c: i64 = c0 + j
-                self.total += chars[j] - self.n_chars[c]
-                self.f_chars.add(c, chars[j] - self.n_chars[c])
-                self.f_breaks.add(c, breaks[j] - self.n_breaks[c])
-                self.f_u16.add(c, u16[j] - self.n_u16[c])
-                self.f_u8.add(c, u8[j] - self.n_u8[c])
-                self.chunks[c] = pieces[j]
-                self.n_chars[c] = chars[j]
-                self.n_breaks[c] = breaks[j]
-                self.n_u16[c] = u16[j]
-                self.n_u8[c] = u8[j]
-                j += 1
-            return
-        self.chunks[c0:c1] = pieces
-        self.n_chars[c0:c1] = chars
-        self.n_breaks[c0:c1] = breaks
-        self.n_u16[c0:c1] = u16
-        self.n_u8[c0:c1] = u8
-        self.f_chars.rebuild(self.n_chars)
-        self.f_breaks.rebuild(self.n_breaks)
-        self.f_u16.rebuild(self.n_u16)
-        self.f_u8.rebuild(self.n_u8)
-        self.total = self.f_chars.total()
-
-    def _locate(self, off: i64) -> tuple[i64, i64]:
-        """Chunk holding offset off and the position in it; the end of text maps to the end of
-        the last chunk."""
-        n: i64 = len(self.chunks)
-        if n == 0:
-            return 0, 0
-        if off >= self.total:
-            return n - 1, self.n_chars[n - 1]
-        c: i64 = self.f_chars.search(off)
-        return c, off - self.f_chars.prefix(c)
+        self.staged = text
+        self._commit(0, 0)
 
     def replace(self, start: i64, end: i64, text: str) -> None:
         """Replaces the code points [start, end) with text (offsets already validated)."""
-        n: i64 = len(self.chunks)
-        if n == 0:
-            self._set_range(0, 0, _split(text))
-            return
-        c0, i0 = self._locate(start)
-        c1, i1 = self._locate(end)
-        combined = self.chunks[c0][:i0] + text + self.chunks[c1][i1:]
-        lo: i64 = c0
-        hi: i64 = c1 + 1
-        # Never leave "\r" and "\n" of one line break in two chunks, nor a sliver of a chunk.
-        if lo > 0 and (
-            len(combined) < MINIMUM
-            or (combined.startswith("\n") and self.chunks[lo - 1].endswith("\r"))
-        ):
-            lo -= 1
-            combined = self.chunks[lo] + combined
-        if hi < n and (
-            len(combined) < MINIMUM
-            or (combined.endswith("\r") and self.chunks[hi].startswith("\n"))
-        ):
-            combined = combined + self.chunks[hi]
-            hi += 1
-        size: i64 = len(combined)
-        parts: i64 = hi - lo
-        if size == 0:
-            pieces: list[str] = []
-        elif parts * MINIMUM <= size <= parts * MAXIMUM or (size <= MAXIMUM and parts == n):
-            # Keep the number of chunks: point updates, no re-index.
-            pieces = _split_into(combined, parts if size >= parts else 1)
+        self.staged = text
+        self._splice(start, end)
+
+    # -- the chunk hooks -----------------------------------------------------------------------
+
+    def _staged_size(self) -> i64:
+        return len(self.staged)
+
+    def _stage_head(self, c: i64, i: i64) -> None:
+        self.staged = self.chunks[c][:i] + self.staged
+
+    def _stage_tail(self, c: i64, i: i64) -> None:
+        self.staged = self.staged + self.chunks[c][i:]
+
+    def _place(self, lo: i64, hi: i64, cuts: vec[i64]) -> None:
+        run = self.staged
+        self.staged = ""
+        if len(cuts) == 2 and hi - lo == 1:
+            self.chunks[lo] = run  # the common edit: one chunk rewritten
         else:
-            pieces = _split(combined)
-        self._set_range(lo, hi, pieces)
+            self.chunks[lo:hi] = [run[cuts[p - 1] : cuts[p]] for p in range(1, len(cuts))]
+
+    def _measure(self, c: i64, m: i64) -> i64:
+        chunk = self.chunks[c]
+        if m == CHARS:
+            return len(chunk)
+        if m == BREAKS:
+            return count_breaks(chunk)
+        if m == CODE_UNITS_16:
+            return units16(chunk)
+        return units8(chunk)
+
+    def _element(self, c: i64, i: i64) -> i64:
+        return ord(self.staged[i] if c == STAGED else self.chunks[c][i])
+
+    def _keeps_together(self, left: i64, right: i64) -> bool:
+        return left == CR and right == LF
 
     # -- text ----------------------------------------------------------------------------------
 
     def length(self) -> i64:
-        return self.total
+        return self.measure_total(CHARS)
 
     def text(self) -> str:
         return "".join(self.chunks)
 
     def slice(self, start: i64, end: i64) -> str:
-        if start < 0:
-            start = 0
-        if end > self.total:
-            end = self.total
+        start = max(start, 0)
+        end = min(end, self.length())
         if start >= end:
             return ""
-        c0, i0 = self._locate(start)
-        c1, i1 = self._locate(end)
+        c0, i0 = self.locate(start)
+        c1, i1 = self.locate(end)
         if c0 == c1:
             return self.chunks[c0][i0:i1]
-        parts: list[str] = [self.chunks[c0][i0:]]
-        c: i64 = c0 + 1
-        while c < c1:
-            parts.append(self.chunks[c])
-            c += 1
-        parts.append(self.chunks[c1][:i1])
-        return "".join(parts)
+        return "".join([self.chunks[c0][i0:], *self.chunks[c0 + 1 : c1], self.chunks[c1][:i1]])
 
     # -- lines and code units ------------------------------------------------------------------
 
     def line_count(self) -> i64:
-        return self.f_breaks.total() + 1
+        return self.measure_total(BREAKS) + 1
 
     def line_of(self, off: i64) -> i64:
         """Line (0-based) holding code-point offset off."""
         if off <= 0 or not self.chunks:
             return 0
-        if off > self.total:
-            off = self.total
-        c, i = self._locate(off)
-        return self.f_breaks.prefix(c) + count_breaks(self.chunks[c][:i])
+        c, i = self.locate(min(off, self.length()))
+        return self.measure_before(BREAKS, c) + count_breaks(self.chunks[c][:i])
 
     def line_start(self, line: i64) -> i64:
         """Offset of the first character of line; the end of text past the last line."""
         if line <= 0:
             return 0
-        total_breaks: i64 = self.f_breaks.total()
-        if line > total_breaks:
-            return self.total
-        target: i64 = line - 1  # 0-based index of the break that ends line - 1
-        c: i64 = self.f_breaks.search(target)
-        k: i64 = target - self.f_breaks.prefix(c)
+        if line > self.measure_total(BREAKS):
+            return self.length()
+        # The break that ends line - 1 is the k-th (0-based) of chunk c.
+        c, k = self.find(BREAKS, line - 1)
         chunk = self.chunks[c]
-        base: i64 = self.f_chars.prefix(c)
+        base: i64 = self.measure_before(CHARS, c)
         pos: i64 = 0
         n: i64 = len(chunk)
         while pos < n:
             ch = chunk[pos]
             if ch == "\n" or ch == "\r":
+                crlf: bool = ch == "\r" and pos + 1 < n and chunk[pos + 1] == "\n"
                 if k == 0:
-                    if ch == "\r" and pos + 1 < n and chunk[pos + 1] == "\n":
-                        return base + pos + 2
-                    return base + pos + 1
+                    return base + pos + (2 if crlf else 1)
                 k -= 1
-                if ch == "\r" and pos + 1 < n and chunk[pos + 1] == "\n":
+                if crlf:
                     pos += 1
             pos += 1
-        return self.total
+        return self.length()
 
     def line_end(self, line: i64) -> i64:
         """Offset just before the line break that ends line (or the end of text)."""
         if line + 1 >= self.line_count():
-            return self.total
+            return self.length()
         nxt: i64 = self.line_start(line + 1)
         if nxt >= 2 and self.slice(nxt - 2, nxt) == "\r\n":
             return nxt - 2
@@ -257,34 +202,31 @@ class TextRope:
         """Code units of the given encoding in text[:off]."""
         if unit == UTF32 or not self.chunks:
             return off
-        if off > self.total:
-            off = self.total
-        c, i = self._locate(off)
+        c, i = self.locate(min(off, self.length()))
         head = self.chunks[c][:i]
         if unit == UTF16:
-            return self.f_u16.prefix(c) + units16(head)
-        return self.f_u8.prefix(c) + units8(head)
+            return self.measure_before(CODE_UNITS_16, c) + units16(head)
+        return self.measure_before(CODE_UNITS_8, c) + units8(head)
 
     def offset_of_units(self, target: i64, unit: i64) -> i64:
         """Code-point offset at code-unit position target (rounded down inside a character)."""
         if target <= 0 or not self.chunks:
             return 0
         if unit == UTF32:
-            return min(target, self.total)
-        fw = self.f_u16 if unit == UTF16 else self.f_u8
-        if target >= fw.total():
-            return self.total
-        c: i64 = fw.search(target)
-        rem: i64 = target - fw.prefix(c)
+            return min(target, self.length())
+        measure: i64 = CODE_UNITS_16 if unit == UTF16 else CODE_UNITS_8
+        if target >= self.measure_total(measure):
+            return self.length()
+        c, rem = self.find(measure, target)
         chunk = self.chunks[c]
-        base: i64 = self.f_chars.prefix(c)
+        base: i64 = self.measure_before(CHARS, c)
         if chunk.isascii():
             return base + rem
         pos: i64 = 0
         n: i64 = len(chunk)
         while pos < n:
             cp: i64 = ord(chunk[pos])
-            w: i64 = (2 if cp >= 0x10000 else 1) if unit == UTF16 else utf8_width(cp)
+            w: i64 = (2 if cp >= SUPPLEMENTARY else 1) if unit == UTF16 else utf8_width(cp)
             if rem < w:
                 break
             rem -= w
@@ -293,10 +235,7 @@ class TextRope:
 
     def position(self, off: i64, unit: i64) -> tuple[i64, i64]:
         """(line, column in code units) of offset off."""
-        if off < 0:
-            off = 0
-        if off > self.total:
-            off = self.total
+        off = min(max(off, 0), self.length())
         line: i64 = self.line_of(off)
         start: i64 = self.line_start(line)
         return line, self.units_before(off, unit) - self.units_before(start, unit)
@@ -306,7 +245,7 @@ class TextRope:
         if line < 0:
             return 0
         if line >= self.line_count():
-            return self.total
+            return self.length()
         start: i64 = self.line_start(line)
         end: i64 = self.line_end(line)
         if column <= 0:
@@ -315,34 +254,3 @@ class TextRope:
         if off > end:
             return end
         return off
-
-
-def _split(text: str) -> list[str]:
-    """Cuts text into chunks near TARGET code points, never inside a "\\r\\n"."""
-    n: i64 = len(text)
-    if n == 0:
-        return []
-    if n <= MAXIMUM:
-        return [text]
-    return _split_into(text, (n + TARGET - 1) // TARGET)
-
-
-def _split_into(text: str, parts: i64) -> list[str]:
-    """Cuts text into `parts` nearly equal chunks, never inside a "\\r\\n"."""
-    n: i64 = len(text)
-    if parts <= 1:
-        return [text]
-    out: list[str] = []
-    start: i64 = 0
-    p: i64 = 1
-    while p <= parts:
-        stop: i64 = (n * p) // parts
-        if stop < n and stop > start + 1 and text[stop - 1] == "\r" and text[stop] == "\n":
-            stop += 1
-        if stop > start:
-            out.append(text[start:stop])
-            start = stop
-        p += 1
-    if start < n:
-        out.append(text[start:])
-    return out
