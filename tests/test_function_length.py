@@ -1,6 +1,4 @@
-"""Functions short enough to read at once: none over MAX_LINES lines in the checked folders.
-
-"""
+"""Functions short enough to read at once: none over MAX_LINES lines in the checked folders."""
 
 from __future__ import annotations
 
