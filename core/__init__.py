@@ -5,6 +5,8 @@ model = load_model(path)          # ModelError (a ValueError) for a bad file
 doc = Document(model, text)
 doc.edit(start, end, new_text)    # code-point offsets into the current text
 doc.ids(), len(doc), doc.text
+doc.group(k)                      # tokens that share a character with token k
+model.token_kind(id)              # TOKEN_BYTE | TOKEN_SPECIAL | TOKEN_UNKNOWN | TOKEN_WHITESPACE
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from tokenline.core.loader import (
     bundled_models,
     load_model,
 )
+from tokenline.core.model import FLAG_BYTE as TOKEN_BYTE
+from tokenline.core.model import FLAG_SPECIAL as TOKEN_SPECIAL
+from tokenline.core.model import FLAG_UNKNOWN as TOKEN_UNKNOWN
+from tokenline.core.model import FLAG_WHITESPACE as TOKEN_WHITESPACE
 from tokenline.core.model import Model
 from tokenline.core.rope import UTF8, UTF16, UTF32
 
@@ -28,6 +34,10 @@ COMPILED: bool = not _document.__file__.endswith(".py")
 __all__ = [
     "BUNDLED_DEFAULT",
     "COMPILED",
+    "TOKEN_BYTE",
+    "TOKEN_SPECIAL",
+    "TOKEN_UNKNOWN",
+    "TOKEN_WHITESPACE",
     "UTF8",
     "UTF16",
     "UTF32",

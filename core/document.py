@@ -8,7 +8,9 @@ edge sees the same symbols, in the same order, as in the old run, where none cro
 holds at the right edge. What the comparison must include to make that true:
 
 - position and length, not the id alone (the window starts and ends at old token boundaries);
-- all byte-fallback tokens of one character together (a window never splits a character);
+- whole merge symbols: all byte-fallback tokens of one character together, and all parts of an
+  UNUSED piece that SentencePiece merged and re-split at the end (a window edge never sits inside
+  a symbol, where the tokens are not boundaries of the merges);
 - the greedy matching of USER_DEFINED pieces, which can reach past a window's edge: the matcher is
   re-run across each edge to prove the edge is a symbol boundary of the whole text.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 from typing import Final
 
 from librt.vecs import append, vec
-from mypy_extensions import i32, i64
+from mypy_extensions import i32, i64, u8
 
 from tokenline.core.model import FLAG_BYTE, Model
 from tokenline.core.normalizer import GeneralNorm, Normalization, TrivialNorm
@@ -53,7 +55,7 @@ class Document:
             self.norm = TrivialNorm(self.rope, model)
         else:
             self.norm = GeneralNorm(self.rope, model)
-        self.toks = PairStore()
+        self.toks = PairStore(has_c=model.splits_unused)
         self.encode_calls = 0
         self.encoded_chars = 0
         self._encode_all_full(text)
@@ -109,6 +111,27 @@ class Document:
 
     def token_start(self, k: i64) -> i64:
         return self.norm.to_orig(self.toks.start_b(k))
+
+    def group(self, k: i64) -> tuple[i64, i64]:
+        """Tokens [first, end) that hold one character together with token k.
+
+        One token unless a character is split over several tokens (byte-fallback bytes of one
+        character): editors show and count such a group as one unit.
+        """
+        n: i64 = self.toks.size()
+        if k < 0 or k >= n:
+            return k, k
+        first: i64 = k
+        while first > 0 and self._continues(first):
+            first -= 1
+        end: i64 = k + 1
+        while end < n and self._continues(end):
+            end += 1
+        return first, end
+
+    def _continues(self, k: i64) -> bool:
+        """Token k holds no character of its own: it continues the previous token's."""
+        return self.toks.get_b(k) == 0 and (self.model.flags[self.toks.get_a(k)] & FLAG_BYTE) != 0
 
     def token_at(self, offset: i64) -> i64:
         """Index of the token holding the character at offset (len(self) past the end)."""
@@ -221,12 +244,14 @@ class Document:
             right_text = self.norm.slice(f_pos, b) + tail
             left_ids = self._encode_window(left_text)
             left_lens = model.lengths(left_ids, left_text, True)
+            left_joins = self._joins(left_lens, left_text, True)
             right_ids = self._encode_window(right_text)
             right_lens = model.lengths(right_ids, right_text, True)
+            right_joins = self._joins(right_lens, right_text, True)
             ok_l = self._right_edge_matches(
-                left_ids, left_lens, e_idx, near_l
+                left_ids, left_lens, left_joins, e_idx, near_l
             ) and self._segments_ok(left_text, len(left_text), e_pos, None)
-            ok_r = self._left_edge_matches(right_ids, right_lens, f_idx, near_r)
+            ok_r = self._left_edge_matches(right_ids, right_lens, right_joins, f_idx, near_r)
             if ok_l and ok_r:
                 return left_ids, e_idx, f_idx, right_ids
             if not ok_l:
@@ -251,7 +276,7 @@ class Document:
     def _encode_all_full(self, text: str) -> None:
         ids = self._encode_full(text)
         lens = self.model.lengths(ids, text, False)
-        self.toks.load(_to_vec(ids), lens)
+        self.toks.load(_to_vec(ids), lens, self._joins(lens, text, False))
         if self.toks.total_b != self.norm.length():
             raise AssertionError(
                 f"tokens cover {self.toks.total_b} normalized characters but the normalized text "
@@ -266,7 +291,8 @@ class Document:
         if not model.incremental or ntok == 0:
             text = self.norm.slice(0, self.norm.length())
             ids = self._encode_window(text)
-            toks.load(_to_vec(ids), model.lengths(ids, text, True))
+            lens = model.lengths(ids, text, True)
+            toks.load(_to_vec(ids), lens, self._joins(lens, text, True))
             return
         # Tokens [0, kl) end at or before ns; tokens [kr, ntok) start at or after ne_old.
         kl: i64 = toks.at_b(ns)
@@ -289,56 +315,66 @@ class Document:
             text = self.norm.slice(a, b)
             ids = self._encode_window(text)
             lens = model.lengths(ids, text, True)
+            joins = self._joins(lens, text, True)
             ok_l: bool = wl == 0 or (
-                self._left_edge_matches(ids, lens, wl, near) and self._user_edge_ok(a, ns)
+                self._left_edge_matches(ids, lens, joins, wl, near) and self._user_edge_ok(a, ns)
             )
             ok_r: bool = wr >= ntok or (
-                self._right_edge_matches(ids, lens, wr, near)
+                self._right_edge_matches(ids, lens, joins, wr, near)
                 and self._segments_ok(text, b - a, b, lens)
             )
             if ok_l and ok_r:
-                toks.replace(wl, wr, _to_vec(ids), lens)
+                toks.replace(wl, wr, _to_vec(ids), lens, joins)
                 return
             if not ok_l:
                 step_l *= 2
             if not ok_r:
                 step_r *= 2
 
+    def _joins(self, lens: vec[i32], text: str, window: bool) -> vec[u8]:
+        """The symbol-continuation flags of new tokens, for stores that keep them."""
+        if not self.model.splits_unused:
+            return vec[u8]()
+        return self.model.joins(lens, text, window)
+
     def _left_edge_matches(
-        self, ids: list[int], lens: vec[i32], k: i64, near: Neighborhood | None = None
+        self, ids: list[int], lens: vec[i32], joins: vec[u8], k: i64, near: Neighborhood
     ) -> bool:
-        """The window's first character's tokens equal the old ones starting at token k."""
+        """The window's first merge symbol equals the old one starting at token k."""
         n: i64 = len(ids)
         if n == 0:
             return False
         g: i64 = 1
-        if self.model.flags[ids[0]] & FLAG_BYTE:
-            while g < n and lens[g] == 0:
-                g += 1
-        return self._same_tokens(ids, lens, 0, k, g, near)
+        while g < n and _joined(lens, joins, g):
+            g += 1
+        return self._same_group(ids, lens, 0, k, g, near)
 
     def _right_edge_matches(
-        self, ids: list[int], lens: vec[i32], k: i64, near: Neighborhood | None = None
+        self, ids: list[int], lens: vec[i32], joins: vec[u8], k: i64, near: Neighborhood
     ) -> bool:
-        """The window's last character's tokens equal the old ones ending before token k."""
+        """The window's last merge symbol equals the old one ending before token k."""
         n: i64 = len(ids)
         if n == 0:
             return False
         g: i64 = 1
-        while g < n and lens[n - g] == 0:
+        while g < n and _joined(lens, joins, n - g):
             g += 1
-        return self._same_tokens(ids, lens, n - g, k - g, g, near)
+        return self._same_group(ids, lens, n - g, k - g, g, near)
 
-    def _same_tokens(
-        self, ids: list[int], lens: vec[i32], first: i64, k: i64, g: i64, near: Neighborhood | None
+    def _same_group(
+        self, ids: list[int], lens: vec[i32], first: i64, k: i64, g: i64, near: Neighborhood
     ) -> bool:
-        """New tokens first..first+g-1 have the ids and lengths of old tokens k..k+g-1."""
+        """New tokens first..first+g-1 (one symbol) have the ids and lengths of old tokens
+        k..k+g-1, and those old tokens are one symbol too (a symbol starts at k and at k+g)."""
         if k < 0 or k + g > self.toks.size():
             return False
-        nb = near if near is not None else Neighborhood(self.toks, k, k + g)
+        if near.joined(k) or (k + g < self.toks.size() and near.joined(k + g)):
+            return False
         i: i64 = 0
         while i < g:
-            if nb.id(k + i) != ids[first + i] or nb.length(k + i) != i64(lens[first + i]):
+            if near.id(k + i) != ids[first + i] or near.length(k + i) != i64(lens[first + i]):
+                return False
+            if i > 0 and not near.joined(k + i):
                 return False
             i += 1
         return True
@@ -388,6 +424,13 @@ class Document:
         return um.lands_on(probe, 0, end_in_text - p)
 
 
+def _joined(lens: vec[i32], joins: vec[u8], i: i64) -> bool:
+    """New token i continues the symbol before it (joins kept: read them; else a zero length)."""
+    if len(joins) > 0:
+        return joins[i] != 0
+    return lens[i] == 0
+
+
 def _to_vec(ids: list[int]) -> vec[i32]:
     out = vec[i32](capacity=len(ids))
     for x in ids:
@@ -404,6 +447,7 @@ class Neighborhood:
     k1: i64
     ids: vec[i32]
     lens: vec[i32]
+    joins: vec[u8]  # empty when the store keeps no symbol flags
     starts: vec[i64]  # normalized start of tokens k0..k1 (k1 included)
 
     def __init__(self, toks: PairStore, k0: i64, k1: i64) -> None:
@@ -412,6 +456,7 @@ class Neighborhood:
         self.k1 = 0
         self.ids = vec[i32]()
         self.lens = vec[i32]()
+        self.joins = vec[u8]()
         self.starts = vec[i64]()
         self._fetch(k0, k1)
 
@@ -419,7 +464,7 @@ class Neighborhood:
         n: i64 = self.toks.size()
         k0 = max(0, k0)
         k1 = min(n, max(k1, k0))
-        ids, lens, base = self.toks.window(k0, k1)
+        ids, lens, joins, base = self.toks.window(k0, k1)
         starts = vec[i64](capacity=len(lens) + 1)
         pos: i64 = base
         i: i64 = 0
@@ -433,6 +478,7 @@ class Neighborhood:
         self.k1 = k1
         self.ids = ids
         self.lens = lens
+        self.joins = joins
         self.starts = starts
 
     def _cover(self, k: i64) -> None:
@@ -462,14 +508,22 @@ class Neighborhood:
         self._cover(k)
         return i64(self.lens[k - self.k0])
 
+    def joined(self, k: i64) -> bool:
+        """Old token k continues the merge symbol of token k - 1 (no window edge before it)."""
+        self._cover(k + 1)
+        self._cover(k)
+        if len(self.joins) > 0:
+            return self.joins[k - self.k0] != 0
+        return self.lens[k - self.k0] == 0
+
     def boundary_down(self, k: i64) -> i64:
-        """k moved down until no byte-fallback character is split (token k has a character)."""
+        """k moved down until a merge symbol starts at token k (no character or symbol split)."""
         if k <= 0:
             return 0
         n: i64 = self.toks.size()
         if k >= n:
             return n
-        while k > 0 and self.length(k) == 0:
+        while k > 0 and self.joined(k):
             k -= 1
         return k
 
@@ -479,6 +533,6 @@ class Neighborhood:
             return n
         if k < 0:
             k = 0
-        while k < n and self.length(k) == 0:
+        while k < n and self.joined(k):
             k += 1
         return k

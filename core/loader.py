@@ -157,7 +157,26 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
     if multi:
         model.bpe_matcher = UserMatcher(user_pieces)
 
-    window_proto = pb.ModelProto()
+    window_proto = _window_proto(proto)
+    window = _processor(window_proto, path, "window encoder")
+    model.sp_full = full
+    model.sp_window = window
+    model.raw_full = _raw_ids_encoder(full)
+    model.raw_window = _raw_ids_encoder(window)
+
+    model.incremental, model.mode_note = _incremental_mode(proto, model)
+    if not model.incremental:
+        log.info("%s: %s; each edit re-encodes the whole text", model.name, model.mode_note)
+    elif _merges_unused(proto):
+        model.splits_unused = True
+        model.sym_full = _processor(_unused_as_normal(proto), path, "symbol encoder")
+        model.sym_window = _processor(_unused_as_normal(window_proto), path, "symbol encoder")
+    return model
+
+
+def _window_proto(proto: Any) -> Any:
+    """The model with an identity normalizer: windows are cut from normalized text."""
+    window_proto = _model_pb2().ModelProto()
     window_proto.CopyFrom(proto)
     wn = window_proto.normalizer_spec
     wn.name = "identity"
@@ -167,20 +186,43 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
     wn.escape_whitespaces = False
     wn.normalization_rule_tsv = ""
     window_proto.trainer_spec.treat_whitespace_as_suffix = False
-    window = spm.SentencePieceProcessor()
-    try:
-        window.LoadFromSerializedProto(window_proto.SerializeToString())
-    except Exception as exc:
-        raise ModelError(path, f"SentencePiece rejects its window encoder: {_short(exc)}") from None
-    model.sp_full = full
-    model.sp_window = window
-    model.raw_full = _raw_ids_encoder(full)
-    model.raw_window = _raw_ids_encoder(window)
+    return window_proto
 
-    model.incremental, model.mode_note = _incremental_mode(proto, model)
-    if not model.incremental:
-        log.info("%s: %s; each edit re-encodes the whole text", model.name, model.mode_note)
-    return model
+
+def _unused_as_normal(proto: Any) -> Any:
+    """The model with UNUSED pieces made NORMAL: the same merges, without the final re-split, so
+    its output is the merge symbols themselves."""
+    out = _model_pb2().ModelProto()
+    out.CopyFrom(proto)
+    for piece in out.pieces:
+        if piece.type == UNUSED:
+            piece.type = NORMAL
+    return out
+
+
+def _processor(proto: Any, path: str, what: str) -> spm.SentencePieceProcessor:
+    sp = spm.SentencePieceProcessor()
+    try:
+        sp.LoadFromSerializedProto(proto.SerializeToString())
+    except Exception as exc:
+        raise ModelError(path, f"SentencePiece rejects its {what}: {_short(exc)}") from None
+    return sp
+
+
+def _merges_unused(proto: Any) -> bool:
+    """Whether some UNUSED piece can be formed by a merge (and so re-split at the end)."""
+    normal = _mergeable(proto)
+    for piece in proto.pieces:
+        u = piece.piece
+        if piece.type != UNUSED or len(u) < 2:
+            continue
+        if any(_formable(u[:c], normal) and _formable(u[c:], normal) for c in range(1, len(u))):
+            return True
+    return False
+
+
+def _mergeable(proto: Any) -> dict[str, int]:
+    return {p.piece: p.type for p in proto.pieces if p.type in (NORMAL, USER_DEFINED, UNUSED)}
 
 
 def _incremental_mode(proto: Any, model: Model) -> tuple[bool, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from librt.vecs import vec
-from mypy_extensions import i32, i64
+from mypy_extensions import i32, i64, u8
 
 from tokenline.core.charsmap import Charsmap
 from tokenline.core.usermatch import UserMatcher
@@ -19,6 +19,8 @@ FLAG_SPECIAL: Final = 2  # USER_DEFINED or CONTROL
 FLAG_UNKNOWN: Final = 4
 FLAG_WHITESPACE: Final = 8  # every character of the piece is white space or "▁"
 FLAG_CONTINUATION: Final = 16  # a UTF-8 continuation byte: no character of its own
+# What a token is, for editors (Model.token_kind): the public subset of the flags above.
+KIND_MASK: Final = FLAG_BYTE | FLAG_SPECIAL | FLAG_UNKNOWN | FLAG_WHITESPACE
 
 
 class Model:
@@ -52,6 +54,12 @@ class Model:
     # Their raw pybind11 ids encoders (skipping the Python wrapper), or None to use encode().
     raw_full: Any
     raw_window: Any
+    # BPE models whose UNUSED pieces merges can form: SentencePiece merges such a piece like any
+    # other and re-splits it only at the end, so its parts are one symbol of the merge process.
+    # The same processors with UNUSED pieces made NORMAL output those symbols (None otherwise).
+    splits_unused: bool
+    sym_full: Any
+    sym_window: Any
 
     def __init__(self) -> None:
         self.name = ""
@@ -77,6 +85,9 @@ class Model:
         self.sp_window = None
         self.raw_full = None
         self.raw_window = None
+        self.splits_unused = False
+        self.sym_full = None
+        self.sym_window = None
 
     def __repr__(self) -> str:
         mode = "incremental" if self.incremental else "full re-encode"
@@ -90,16 +101,24 @@ class Model:
         """SentencePiece's ids for text that is already normalized."""
         return _encode(self.raw_window, self.sp_window, text)
 
+    def token_kind(self, token_id: i64) -> i64:
+        """TOKEN_BYTE, TOKEN_SPECIAL, TOKEN_UNKNOWN and TOKEN_WHITESPACE bits of a token."""
+        if 0 <= token_id < len(self.flags):
+            return i64(self.flags[token_id]) & KIND_MASK
+        return 0
+
     def piece(self, token_id: i64) -> str:
         if 0 <= token_id < len(self.pieces):
             return self.pieces[token_id]
         return ""
 
     def lengths(self, ids: list[int], text: str, window: bool) -> vec[i32]:
-        """Normalized length of each token of `text`'s encoding `ids`.
+        """Normalized length of each token of `text`'s encoding `ids`."""
+        return self._lengths(ids, text, self.sp_window if window else self.sp_full)
 
-        Pieces have fixed lengths except <unk>, which covers a run of unknown characters; only
-        then is the text encoded again as pieces to measure the runs.
+    def _lengths(self, ids: list[int], text: str, sp: Any) -> vec[i32]:
+        """Pieces have fixed lengths except <unk>, which covers a run of unknown characters; only
+        then is the text encoded again (by `sp`, which gave `ids`) as pieces to measure the runs.
         """
         n: i64 = len(ids)
         out = vec[i32](capacity=n)
@@ -115,13 +134,55 @@ class Model:
             out = append(out, ln)
             i += 1
         if need_pieces:
-            sp = self.sp_window if window else self.sp_full
             pieces: list[str] = sp.encode(text, out_type=str, emit_unk_piece=False)
             i = 0
             while i < n:
                 if out[i] < 0:
                     out[i] = i32(len(pieces[i]))
                 i += 1
+        return out
+
+    def joins(self, lens: vec[i32], text: str, window: bool) -> vec[u8]:
+        """Per token of `text` (lengths `lens`): 1 when it continues the merge symbol of the token
+        before it (a part of a re-split UNUSED piece, or a byte of a character), else 0.
+
+        Window edges may only sit between symbols: there the merges of a window are the whole
+        text's. Symbol boundaries come from the processor that keeps UNUSED pieces whole.
+        """
+        n: i64 = len(lens)
+        out = vec[u8](capacity=n)
+        from librt.vecs import append
+
+        sym = self.sym_window if window else self.sym_full
+        bounds = self._symbol_bounds(sym, text) if sym is not None else vec[i64]()
+        nb: i64 = len(bounds)
+        j: i64 = 0
+        pos: i64 = 0
+        i: i64 = 0
+        while i < n:
+            ln: i64 = i64(lens[i])
+            while j < nb and bounds[j] < pos:
+                j += 1
+            inside: bool = sym is not None and (j >= nb or bounds[j] != pos)
+            out = append(out, u8(1) if ln == 0 or inside else u8(0))
+            pos += ln
+            i += 1
+        return out
+
+    def _symbol_bounds(self, sym: Any, text: str) -> vec[i64]:
+        """Start offsets (normalized code points) of the merge symbols of `text`."""
+        ids: list[int] = sym.encode(text)
+        lens = self._lengths(ids, text, sym)
+        n: i64 = len(lens)
+        out = vec[i64](capacity=n)
+        from librt.vecs import append
+
+        pos: i64 = 0
+        i: i64 = 0
+        while i < n:
+            out = append(out, pos)
+            pos += i64(lens[i])
+            i += 1
         return out
 
 

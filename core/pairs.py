@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from librt.vecs import append, extend, vec
-from mypy_extensions import i32, i64
+from mypy_extensions import i32, i64, u8
 
 from tokenline.core.fenwick import Fenwick
 
@@ -24,6 +24,9 @@ MINIMUM: Final = 64
 class PairStore:
     col_a: list[vec[i32]]
     col_b: list[vec[i32]]
+    # Optional third column of small flags, kept in step with the pairs (empty when unused).
+    col_c: list[vec[u8]]
+    has_c: bool
     chunk_count: list[i64]
     chunk_b: list[i64]
     chunk_a: list[i64]
@@ -36,10 +39,12 @@ class PairStore:
     total_b: i64
     total_a: i64
 
-    def __init__(self, a_shift: i64 = -1) -> None:
+    def __init__(self, a_shift: i64 = -1, has_c: bool = False) -> None:
         self.a_shift = a_shift
+        self.has_c = has_c
         self.col_a = []
         self.col_b = []
+        self.col_c = []
         self.chunk_count = []
         self.chunk_b = []
         self.chunk_a = []
@@ -50,24 +55,41 @@ class PairStore:
         self.total_b = 0
         self.total_a = 0
 
-    def load(self, a: vec[i32], b: vec[i32]) -> None:
-        """Replaces the whole sequence."""
+    def load(self, a: vec[i32], b: vec[i32], c: vec[u8] | None = None) -> None:
+        """Replaces the whole sequence (c: the flags column, zeros when None)."""
         self.col_a = []
         self.col_b = []
+        self.col_c = []
         self.chunk_count = []
         self.chunk_b = []
         self.chunk_a = []
         n: i64 = len(a)
+        flags = self._flags(c, n)
         start: i64 = 0
         while start < n:
             stop: i64 = min(n, start + TARGET)
-            self._append_chunk(a[start:stop], b[start:stop])
+            self._append_chunk(a[start:stop], b[start:stop], flags[start:stop])
             start = stop
         self._reindex()
 
-    def _append_chunk(self, a: vec[i32], b: vec[i32]) -> None:
+    def _flags(self, c: vec[u8] | None, n: i64) -> vec[u8]:
+        """The flags column for n new pairs: c, or zeros; empty when the store keeps none."""
+        if not self.has_c:
+            return vec[u8]()
+        if c is not None:
+            return c
+        out = vec[u8](capacity=n)
+        i: i64 = 0
+        while i < n:
+            out = append(out, 0)
+            i += 1
+        return out
+
+    def _append_chunk(self, a: vec[i32], b: vec[i32], c: vec[u8]) -> None:
         self.col_a.append(a)
         self.col_b.append(b)
+        if self.has_c:
+            self.col_c.append(c)
         self.chunk_count.append(len(a))
         self.chunk_b.append(_sum(b, 0))
         self.chunk_a.append(_sum(a, self.a_shift) if self.a_shift >= 0 else 0)
@@ -146,16 +168,17 @@ class PairStore:
             j += 1
         return self.counts.prefix(c) + j
 
-    def window(self, k0: i64, k1: i64) -> tuple[vec[i32], vec[i32], i64]:
-        """Pairs [k0, k1) as (a values, b values, sum of b before k0), with one lookup."""
+    def window(self, k0: i64, k1: i64) -> tuple[vec[i32], vec[i32], vec[u8], i64]:
+        """Pairs [k0, k1) as (a values, b values, flags, sum of b before k0), with one lookup."""
         if k1 > self.n:
             k1 = self.n
         if k0 < 0:
             k0 = 0
         out_a = vec[i32](capacity=max(0, k1 - k0))
         out_b = vec[i32](capacity=max(0, k1 - k0))
+        out_c = vec[u8]()
         if k0 >= k1:
-            return out_a, out_b, self.start_b(k0)
+            return out_a, out_b, out_c, self.start_b(k0)
         c, i = self._locate(k0)
         base: i64 = self.sums_b.prefix(c) + _sum(self.col_b[c], 0, i)
         k: i64 = k0
@@ -163,14 +186,17 @@ class PairStore:
             ca = self.col_a[c]
             cb = self.col_b[c]
             m: i64 = len(ca)
+            j: i64 = i
             while i < m and k < k1:
                 out_a = append(out_a, ca[i])
                 out_b = append(out_b, cb[i])
                 i += 1
                 k += 1
+            if self.has_c:
+                out_c = extend(out_c, self.col_c[c][j:i])
             c += 1
             i = 0
-        return out_a, out_b, base
+        return out_a, out_b, out_c, base
 
     def slice_a(self, k0: i64, k1: i64) -> list[int]:
         out: list[int] = []
@@ -201,16 +227,21 @@ class PairStore:
 
     # -- edits ---------------------------------------------------------------------------------
 
-    def replace(self, k0: i64, k1: i64, new_a: vec[i32], new_b: vec[i32]) -> None:
-        """Replaces pairs [k0, k1) with the given ones."""
+    def replace(
+        self, k0: i64, k1: i64, new_a: vec[i32], new_b: vec[i32], new_c: vec[u8] | None = None
+    ) -> None:
+        """Replaces pairs [k0, k1) with the given ones (new_c: their flags, zeros when None)."""
         nchunks: i64 = len(self.col_a)
         if nchunks == 0:
-            self.load(new_a, new_b)
+            self.load(new_a, new_b, new_c)
             return
         c0, i0 = self._locate(k0)
         c1, i1 = self._locate(k1)
         a = extend(extend(self.col_a[c0][:i0], new_a), self.col_a[c1][i1:])
         b = extend(extend(self.col_b[c0][:i0], new_b), self.col_b[c1][i1:])
+        flags = self._flags(new_c, len(new_a))
+        if self.has_c:
+            flags = extend(extend(self.col_c[c0][:i0], flags), self.col_c[c1][i1:])
         m: i64 = len(a)
         lo: i64 = c0
         hi: i64 = c1 + 1
@@ -219,14 +250,19 @@ class PairStore:
             if hi < nchunks:
                 a = extend(a, self.col_a[hi])
                 b = extend(b, self.col_b[hi])
+                if self.has_c:
+                    flags = extend(flags, self.col_c[hi])
                 hi += 1
             else:
                 lo -= 1
                 a = extend(self.col_a[lo][:], a)
                 b = extend(self.col_b[lo][:], b)
+                if self.has_c:
+                    flags = extend(self.col_c[lo][:], flags)
             m = len(a)
         parts_a: list[vec[i32]] = []
         parts_b: list[vec[i32]] = []
+        parts_c: list[vec[u8]] = []
         if m > 0:
             parts: i64 = hi - lo
             if not (parts * MINIMUM <= m <= parts * MAXIMUM):
@@ -238,6 +274,7 @@ class PairStore:
                 stop: i64 = (m * (p + 1)) // parts
                 parts_a.append(a[start:stop])
                 parts_b.append(b[start:stop])
+                parts_c.append(flags[start:stop] if self.has_c else flags)
                 start = stop
                 p += 1
         if len(parts_a) == hi - lo:
@@ -245,10 +282,14 @@ class PairStore:
             j: i64 = 0
             while j < len(parts_a):
                 self._set_chunk(lo + j, parts_a[j], parts_b[j])
+                if self.has_c:
+                    self.col_c[lo + j] = parts_c[j]
                 j += 1
             return
         self.col_a[lo:hi] = parts_a
         self.col_b[lo:hi] = parts_b
+        if self.has_c:
+            self.col_c[lo:hi] = parts_c
         counts: list[i64] = []
         sb: list[i64] = []
         sa: list[i64] = []

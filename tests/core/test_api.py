@@ -138,3 +138,26 @@ def test_set_text_replaces_everything(model_paths: dict[str, Path]) -> None:
         assert doc.ids() == sp.encode(doc.text)
         doc.edit(0, 2, "x")
         assert doc.ids() == sp.encode(doc.text)
+
+
+def test_groups_join_the_bytes_of_one_character() -> None:
+    # Mistral has no piece for U+12000: byte fallback spells it in four tokens, shown as one.
+    model = load_model()
+    text = "x \U00012000 y \U00012000"
+    doc = Document(model, text)
+    for k in range(len(doc)):
+        first, end = doc.group(k)
+        assert first <= k < end
+        # Every token of a group has the same group, and the group covers whole characters.
+        assert all(doc.group(j) == (first, end) for j in range(first, end))
+        start, stop = doc.token_span(first)[0], doc.token_span(end - 1)[1]
+        piece_bytes = b"".join(
+            bytes([int(model.piece(i)[3:5], 16)])
+            if model.token_kind(i) & tokenline.core.TOKEN_BYTE
+            else model.piece(i).replace("\u2581", " ").encode()
+            for i in doc.ids_between(first, end)
+        )
+        assert piece_bytes.decode("utf-8").strip() == text[start:stop].strip()
+    sizes = sorted({doc.group(k)[1] - doc.group(k)[0] for k in range(len(doc))})
+    assert sizes == [1, 4]
+    assert doc.group(len(doc)) == (len(doc), len(doc))

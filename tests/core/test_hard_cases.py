@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 import sentencepiece as spm
 from librt.vecs import vec
-from mypy_extensions import i32
+from mypy_extensions import i32, u8
 
+from tests.core import modelkit
+from tests.core.modelkit import NORMAL, UNUSED
 from tokenline.core import Document, load_model
+from tokenline.core.document import Neighborhood
 from tokenline.core.model import FLAG_BYTE, FLAG_CONTINUATION
 
 
@@ -164,6 +167,30 @@ def test_unused_pieces_with_one_split_stay_incremental(model_paths: dict[str, Pa
     )
 
 
+def test_window_edge_inside_a_resplit_unused_piece(tmp_path: Path) -> None:
+    # "ac" is UNUSED and formed one way only. In "▁cbaccac" both "ac" merge (score -4) before
+    # "cc" (-4.5) and are re-split at the end: "a", "c" are tokens but not boundaries of the
+    # merges. After "b" -> "a", a window whose edge sat between that "a" and "c" matched the old
+    # tokens at its edge, yet the whole text merges "cc" there: ▁ c aa cc a c. Edges must sit
+    # between merge symbols.
+    path = modelkit.build(
+        tmp_path / "resplit.model",
+        [
+            *modelkit.chars("abc\u2581"),
+            ("aa", -2.0, NORMAL),
+            ("ac", -4.0, UNUSED),
+            ("cc", -4.5, NORMAL),
+        ],
+    )
+    model = load_model(path)
+    assert model.incremental and model.splits_unused
+    run_edits(path, "cbaccac", [(1, 2, "a")])
+    doc = run_edits(path, "cbaccac " * 600, [(1, 2, "a"), (2400, 2401, "a"), (9, 9, "ca")])
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    for start, end in ((1, 4700), (3, 4203), (5, len(doc.text) - 2)):
+        assert doc.encode_range(start, end) == sp.encode(doc.text[start:end])
+
+
 def test_unused_pieces_whose_split_is_global_re_encode(model_paths: dict[str, Path]) -> None:
     # SentencePiece re-splits a merged UNUSED piece with the pair last pushed for it anywhere in
     # the text. This model and edit show it: windowing gives the wrong answer, so the model is
@@ -205,10 +232,13 @@ def test_edge_tokens_compared_by_position_and_length(model_paths: dict[str, Path
     unk_k = next(k for k in range(len(doc)) if doc.token_id(k) == doc.model.unk_id)
     assert doc.token_span(unk_k) == (2, 4)
     same_id_shorter = vec[i32]([1])
-    assert not doc._left_edge_matches([doc.model.unk_id], same_id_shorter, unk_k)
-    assert not doc._right_edge_matches([doc.model.unk_id], same_id_shorter, unk_k + 1)
-    assert doc._left_edge_matches([doc.model.unk_id], vec[i32]([2]), unk_k)
-    assert doc._right_edge_matches([doc.model.unk_id], vec[i32]([2]), unk_k + 1)
+    near = Neighborhood(doc.toks, 0, len(doc))
+    no_joins = vec[u8]()
+    unk = [doc.model.unk_id]
+    assert not doc._left_edge_matches(unk, same_id_shorter, no_joins, unk_k, near)
+    assert not doc._right_edge_matches(unk, same_id_shorter, no_joins, unk_k + 1, near)
+    assert doc._left_edge_matches(unk, vec[i32]([2]), no_joins, unk_k, near)
+    assert doc._right_edge_matches(unk, vec[i32]([2]), no_joins, unk_k + 1, near)
 
 
 @pytest.mark.parametrize("name", ["unigram", "char", "word"])
