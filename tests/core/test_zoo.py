@@ -9,12 +9,13 @@ The ci profile visits a few hundred models; the deep profile, thousands.
 from __future__ import annotations
 
 import collections
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import sentencepiece as spm
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.core import vocabgen
@@ -31,6 +32,10 @@ SEEDS_PER_BATCH = 4 * settings().max_examples
 STATS: collections.Counter[str] = collections.Counter()
 SEEN: set[int] = set()
 SEEN_CLASSES: collections.Counter[str] = collections.Counter()
+# For long local runs while a known bug is open: classes whose models are passed over, e.g.
+# TOKENLINE_ZOO_EXCLUDE=no-escape-whitespaces. Unset in CI, where every class runs.
+EXCLUDE = frozenset(filter(None, os.environ.get("TOKENLINE_ZOO_EXCLUDE", "").split(",")))
+assert not EXCLUDE - set(vocabgen.CLASSES), f"unknown classes in TOKENLINE_ZOO_EXCLUDE: {EXCLUDE}"
 
 
 @dataclass
@@ -51,6 +56,8 @@ def zoo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def zoo_entry(seed: int, directory: Path) -> Entry:
     """The generated model of seed, its SentencePiece processor and Tokenline model (cached)."""
     entry = _CACHE.get(seed)
+    if EXCLUDE:
+        assume(not EXCLUDE & vocabgen.classify(vocabgen.generate(seed).proto))
     if entry is None:
         zoo = vocabgen.generate(seed)
         path = zoo.write(directory)

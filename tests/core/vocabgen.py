@@ -14,6 +14,7 @@ still reaches every class.
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import random
 import tempfile
@@ -90,7 +91,8 @@ class ZooModel:
 
     def write(self, directory: Path) -> Path:
         """The model file for this seed in directory (written once, then reused)."""
-        path = directory / f"zoo-{self.seed}.model"
+        digest = hashlib.sha1(self.proto).hexdigest()[:12]
+        path = directory / f"zoo-{self.seed}-{digest}.model"
         if not path.exists():
             tmp = path.with_suffix(".tmp")
             tmp.write_bytes(self.proto)
@@ -175,6 +177,13 @@ def generate(seed: int) -> ZooModel:
         if len(new) > max_len or new in pieces or not _ws_ok(new, ws_mode):
             continue
         kind = UNUSED if r.random() < unused_rate else NORMAL
+        # Mostly keep UNUSED pieces formable one way: a piece formed several ways makes the core
+        # re-encode whole, and the window rule is what the zoo is for.
+        one_way = r.random() < 0.8
+        if one_way and kind == UNUSED and len(_splits(new, _kinds(pieces))) > 1:
+            kind = NORMAL
+        if one_way and _adds_split(new, pieces):
+            continue
         if score_mode == "ordered":
             score = -float(made)
         elif score_mode == "random":
@@ -231,6 +240,20 @@ def generate(seed: int) -> ZooModel:
     typed_pieces = [p.replace(SP, " ") for p in pieces if len(p) > 1]
     fragments = [*(c.replace(SP, " ") for c in alphabet), *typed_pieces, *specials, *OUTSIDE]
     return ZooModel(seed, proto.SerializeToString(), tuple(fragments))
+
+
+def _kinds(pieces: dict[str, tuple[float, int]]) -> dict[str, int]:
+    return {p: t for p, (_, t) in pieces.items()}
+
+
+def _adds_split(new: str, pieces: dict[str, tuple[float, int]]) -> bool:
+    """Whether adding piece new gives some UNUSED piece a second way to be formed."""
+    kinds = _kinds(pieces)
+    after = {**kinds, new: NORMAL}
+    return any(
+        t == UNUSED and new in u and len(_splits(u, after)) > max(1, len(_splits(u, kinds)))
+        for u, t in kinds.items()
+    )
 
 
 def _splits(piece: str, formable: dict[str, int]) -> list[tuple[str, str]]:
