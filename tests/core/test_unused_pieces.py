@@ -111,6 +111,19 @@ def test_dummy_prefix_without_whitespace_escaping(tmp_path: Path) -> None:
     run_edits(path, "ba", [(0, 1, ""), (1, 1, "ba")])
 
 
+def test_dummy_suffix_without_whitespace_escaping(tmp_path: Path) -> None:
+    """The same with treat_whitespace_as_suffix: the dummy " " goes at the end of the text."""
+    pieces = [*chars("ab ▁"), ("a ", -1.0, NORMAL), ("a▁", -2.0, NORMAL)]
+    path = modelkit.build(
+        tmp_path / "no-escape-suffix.model",
+        pieces,
+        escape_whitespaces=False,
+        treat_whitespace_as_suffix=True,
+    )
+    assert encoded(path, "ba") == ["b", "a "]
+    run_edits(path, "b", [(1, 1, "a"), (0, 0, "a b"), (4, 5, "")])
+
+
 # -- read from bpe_model.cc, model_interface.cc and sentencepiece_processor.cc ----------------
 
 
@@ -183,3 +196,15 @@ def test_remove_extra_whitespaces_with_unused_space_pieces(tmp_path: Path) -> No
     path = modelkit.build(tmp_path / "rmws.model", pieces, remove_extra_whitespaces=True)
     text = "a  ▁ a▁ ▁a"
     run_edits(path, text, [(1, 2, ""), (0, 0, "▁"), (3, 3, " "), (len(text), len(text), " ")])
+
+
+def test_pieces_with_space_inside_merge_across_words(tmp_path: Path) -> None:
+    """BPE's Encode never calls SplitIntoWords: a piece with "▁" inside ("a▁b", from training with
+    split_by_whitespace off) merges across a space, and an UNUSED "▁b" inside it is re-split only
+    when it survives."""
+    pieces = [*chars("ab▁"), ("▁b", -1.0, UNUSED), ("a▁b", -2.0, NORMAL), ("a▁", -3.0, NORMAL)]
+    path = modelkit.build(tmp_path / "space-inside.model", pieces, add_dummy_prefix=False)
+    assert encoded(path, "a b") == ["a▁b"]
+    assert encoded(path, "b b") == ["b", "▁", "b"]
+    text = "a b b a b"
+    run_edits(path, text, [(0, 1, "b"), (0, 1, "a"), (3, 3, "a"), (4, 5, ""), (6, 6, " ")])

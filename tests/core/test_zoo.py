@@ -41,6 +41,7 @@ assert not EXCLUDE - set(vocabgen.CLASSES), f"unknown classes in TOKENLINE_ZOO_E
 @dataclass
 class Entry:
     zoo: vocabgen.ZooModel
+    classes: frozenset[str]
     sp: spm.SentencePieceProcessor
     model: Model
 
@@ -56,20 +57,20 @@ def zoo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def zoo_entry(seed: int, directory: Path) -> Entry:
     """The generated model of seed, its SentencePiece processor and Tokenline model (cached)."""
     entry = _CACHE.get(seed)
-    if EXCLUDE:
-        assume(not EXCLUDE & vocabgen.classify(vocabgen.generate(seed).proto))
     if entry is None:
         zoo = vocabgen.generate(seed)
         path = zoo.write(directory)
-        entry = Entry(zoo, spm.SentencePieceProcessor(model_file=str(path)), load_model(path))
-        if len(_CACHE) > 512:
+        sp = spm.SentencePieceProcessor(model_file=str(path))
+        entry = Entry(zoo, vocabgen.classify(zoo.proto), sp, load_model(path))
+        if len(_CACHE) > 4096:
             _CACHE.clear()
         _CACHE[seed] = entry
+    assume(not EXCLUDE & entry.classes)
     if seed not in SEEN:
         SEEN.add(seed)
         STATS["models"] += 1
         STATS["models incremental"] += entry.model.incremental
-        SEEN_CLASSES.update(vocabgen.classify(entry.zoo.proto))
+        SEEN_CLASSES.update(entry.classes)
     return entry
 
 
