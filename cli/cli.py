@@ -12,11 +12,16 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from tokenline.core import Document, Model, ModelError, bundled_models, load_model
+from tokenline.core import BUNDLED_DEFAULT, Document, Model, ModelError, load_model
 
 EXIT_INPUT = 1
 EXIT_USAGE = 2
 EXIT_MODEL = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
+
+DEFAULT_CONTEXT_WINDOW = 8192
+# Input whose first bytes hold a NUL is taken for a binary file.
+BINARY_SNIFF_BYTES = 8192
 
 # Two subtle background colours (256-colour palette) that keep text readable on dark and light.
 BACKGROUNDS = ("\x1b[48;5;24m\x1b[38;5;255m", "\x1b[48;5;94m\x1b[38;5;255m")
@@ -42,7 +47,7 @@ def read_text(path: str) -> str:
         raise InputError(f"{path}: is a directory") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise InputError(f"{path}: binary file (it contains NUL bytes), not text")
     try:
         return data.decode("utf-8")
@@ -61,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    model_help = "a SentencePiece .model file or a bundled model name (default: mistral-7b-v0.1)"
+    model_help = (
+        "a SentencePiece .model file, a bundled model name, or a Hugging Face repo id in the "
+        f"local cache (default: {BUNDLED_DEFAULT})"
+    )
     p_count = sub.add_parser("count", help="print the token count of each file")
     p_count.add_argument("files", nargs="+", metavar="FILE", help="files to count ('-' is stdin)")
     p_count.add_argument("--model", help=model_help)
@@ -70,7 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_show.add_argument("file", metavar="FILE", help="the file to show ('-' is stdin)")
     p_show.add_argument("--model", help=model_help)
     p_show.add_argument(
-        "--context-window", type=int, default=8192, metavar="N", help="tokens (default 8192)"
+        "--context-window",
+        type=int,
+        default=DEFAULT_CONTEXT_WINDOW,
+        metavar="N",
+        help=f"tokens (default {DEFAULT_CONTEXT_WINDOW})",
     )
     p_show.add_argument(
         "--color",
@@ -87,10 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load(model_arg: str | None, err: TextIO) -> Model | None:
-    """The model named on the command line (a path or a bundled name); None after saying why."""
+    """The model named on the command line (see tokenline.core.resolve); None after saying why."""
     try:
-        if model_arg and model_arg in bundled_models():
-            return load_model(bundled_models()[model_arg])
         return load_model(model_arg)
     except ModelError as exc:
         err.write(f"tokenline: {exc}\n")
@@ -191,4 +201,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED

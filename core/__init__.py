@@ -1,7 +1,7 @@
 """Tokenline's engine: the exact SentencePiece tokenization of a document, updated per edit.
 
 from tokenline.core import load_model, Document, ModelError, COMPILED
-model = load_model(path)          # ModelError (a ValueError) for a bad file
+model = load_model(spec)          # path, bundled name or Hub repo id; ModelError (a ValueError)
 doc = Document(model, text)
 doc.edit(start, end, new_text)    # code-point offsets into the current text
 doc.ids(), len(doc), doc.text
@@ -18,14 +18,22 @@ from tokenline.core.loader import (
     ModelError,
     bundled_model_path,
     bundled_models,
-    load_model,
+    load_model_file,
 )
-from tokenline.core.model import FLAG_BYTE as TOKEN_BYTE
-from tokenline.core.model import FLAG_SPECIAL as TOKEN_SPECIAL
-from tokenline.core.model import FLAG_UNKNOWN as TOKEN_UNKNOWN
-from tokenline.core.model import FLAG_WHITESPACE as TOKEN_WHITESPACE
 from tokenline.core.model import Model
-from tokenline.core.rope import UTF8, UTF16, UTF32
+from tokenline.core.resolve import (
+    ModelSource,
+    find_in_hf_cache,
+    hf_cached_repos,
+    hf_hub_cache,
+    load_model,
+    resolve_model,
+)
+from tokenline.core.rope import UTF8, UTF16, UTF32, count_breaks, units8, units16, utf8_width
+from tokenline.core.vocab import FLAG_BYTE as TOKEN_BYTE
+from tokenline.core.vocab import FLAG_SPECIAL as TOKEN_SPECIAL
+from tokenline.core.vocab import FLAG_UNKNOWN as TOKEN_UNKNOWN
+from tokenline.core.vocab import FLAG_WHITESPACE as TOKEN_WHITESPACE
 
 # True when the engine runs as mypyc-compiled C extensions (pip install without
 # TOKENLINE_NO_MYPYC), False for the pure-Python build.
@@ -44,7 +52,17 @@ __all__ = [
     "Document",
     "Model",
     "ModelError",
+    "ModelSource",
     "bundled_model_path",
     "bundled_models",
+    "count_breaks",
+    "find_in_hf_cache",
+    "hf_cached_repos",
+    "hf_hub_cache",
     "load_model",
+    "load_model_file",
+    "resolve_model",
+    "units8",
+    "units16",
+    "utf8_width",
 ]

@@ -11,18 +11,23 @@ from typing import Any
 
 import sentencepiece as spm
 from librt.vecs import append, vec
-from mypy_extensions import i32
+from mypy_extensions import i32, u8
 
 from tokenline.core.charsmap import Charsmap, CharsmapError
-from tokenline.core.model import (
+from tokenline.core.model import Model
+from tokenline.core.normalizer import NormRules
+from tokenline.core.segments import Segmenter
+from tokenline.core.spfamily import SentencePieceFamily
+from tokenline.core.usermatch import UserMatcher
+from tokenline.core.vocab import (
     FLAG_BYTE,
     FLAG_CONTINUATION,
     FLAG_SPECIAL,
     FLAG_UNKNOWN,
     FLAG_WHITESPACE,
-    Model,
+    LENGTH_IN_CONTEXT,
+    Vocabulary,
 )
-from tokenline.core.usermatch import UserMatcher
 
 log = logging.getLogger("tokenline.core")
 
@@ -59,8 +64,10 @@ def bundled_model_path(name: str = BUNDLED_DEFAULT) -> Path:
     return models[name]
 
 
-def load_model(path: str | os.PathLike[str] | None = None) -> Model:
-    """Loads a SentencePiece .model file (the bundled Mistral tokenizer when path is None)."""
+def load_model_file(path: str | os.PathLike[str] | None = None) -> Model:
+    """Loads a SentencePiece .model file (the bundled Mistral tokenizer when path is None).
+
+    tokenline.core.load_model (core/resolve.py) also takes bundled names and Hub repo ids."""
     if path is None:
         path = bundled_model_path()
     p = os.fspath(path)
@@ -98,80 +105,132 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
     except Exception as exc:
         raise ModelError(path, f"SentencePiece rejects it: {_short(exc)}") from None
 
-    model = Model()
-    model.path = path
-    model.name = _display_name(path)
-    model.model_type = MODEL_TYPES.get(proto.trainer_spec.model_type, "unknown")
-    model.vocab_size = len(proto.pieces)
-    model.unk_id = full.unk_id()
-    ts = proto.trainer_spec
-    ns = proto.normalizer_spec
-    model.byte_fallback = ts.byte_fallback
-    model.add_dummy_prefix = ns.add_dummy_prefix
-    model.dummy_as_suffix = ts.treat_whitespace_as_suffix
-    model.escape_whitespaces = ns.escape_whitespaces
-    model.remove_extra_whitespaces = ns.remove_extra_whitespaces
-    if ns.precompiled_charsmap:
-        try:
-            model.charsmap = Charsmap(bytes(ns.precompiled_charsmap))
-        except CharsmapError as exc:
-            raise ModelError(path, str(exc)) from None
-    model.trivial_normalizer = model.charsmap is None and not model.remove_extra_whitespaces
+    model_type = MODEL_TYPES.get(proto.trainer_spec.model_type, "unknown")
+    vocab, user_pieces = _vocabulary(proto, full)
+    family = SentencePieceFamily(vocab, _norm_rules(proto, path, user_pieces))
+    if any(len(p) > 1 for p in user_pieces):
+        family.use_matcher(UserMatcher(user_pieces))
+    window_proto = _window_proto(proto)
+    family.sp_full = full
+    family.sp_window = _processor(window_proto, path, "window encoder")
+    family.raw_full = _raw_ids_encoder(full)
+    family.raw_window = _raw_ids_encoder(family.sp_window)
+    model = Model(_display_name(path), path, model_type, family)
+    family.incremental, family.mode_note = _incremental_mode(proto, model_type)
+    if family.incremental and _merges_unused(proto):
+        family.use_symbol_encoders(
+            _processor(_unused_as_normal(proto), path, "symbol encoder"),
+            _processor(_unused_as_normal(window_proto), path, "symbol encoder"),
+        )
+    if family.incremental:
+        family.segmenter = _whitespace_segments(proto)
+    else:
+        log.info("%s: %s; each edit re-encodes the whole text", model.name, model.mode_note)
+    return model
 
-    pieces: list[str] = []
-    piece_len = vec[i32](capacity=len(proto.pieces))
-    flags = vec[i32](capacity=len(proto.pieces))
+
+def _whitespace_segments(proto: Any) -> Segmenter | None:
+    """A BPE model's whitespace segments, when its own pieces prove that no token crosses them.
+
+    Decided from the vocabulary, not the trainer flag: every piece that text can match or merges
+    can form (user-defined ones too, matched before merging) must keep the space symbol at its
+    start (or end, for whitespace as suffix), and the space symbol must be a piece of its own,
+    so that no run of unknown characters joins across a segment start.
+
+    Unigram models get none, though no piece crosses their segments either: SentencePiece sums a
+    path's scores in 32-bit floats, so on a long text a near tie inside one segment is decided by
+    the rounding of everything before it (tests/core/test_hard_cases.py shows one).
+    """
+    space = "\u2581" if proto.normalizer_spec.escape_whitespaces else " "
+    suffix = proto.trainer_spec.treat_whitespace_as_suffix
+    cut = Segmenter(space, suffix)
+    space_is_piece = False
+    for piece in proto.pieces:
+        if piece.type not in (NORMAL, USER_DEFINED, UNUSED):
+            continue
+        text = piece.piece
+        if text == space and piece.type == NORMAL:
+            space_is_piece = True
+        if any(cut.cut_between(text[i - 1], text[i]) for i in range(1, len(text))):
+            return None
+    if not space_is_piece:
+        return None
+    joined, single_id = _character_cuts(proto)
+    cut.use_character_cuts(joined, bool(proto.trainer_spec.byte_fallback), single_id)
+    return cut
+
+
+def _character_cuts(proto: Any) -> tuple[vec[u8], vec[i32]]:
+    """Per code point: 1 when a token may hold it after its first character (it stands there in
+    some piece, or it is no piece of its own in a model without byte fallback, whose <unk>
+    joins the one before; other characters always begin a token), and the id of the piece that
+    is exactly that character (-1: none)."""
+    inner: set[int] = set()
+    single: dict[int, int] = {}
+    for index, piece in enumerate(proto.pieces):
+        if piece.type not in (NORMAL, USER_DEFINED, UNUSED):
+            continue
+        inner.update(ord(c) for c in piece.piece[1:])
+        if len(piece.piece) == 1:
+            single[ord(piece.piece)] = index
+    byte_fallback = bool(proto.trainer_spec.byte_fallback)
+    top = max(inner | set(single), default=0) + 1
+    joined = vec[u8](capacity=top)
+    single_id = vec[i32](capacity=top)
+    for cp in range(top):
+        runs_on = cp in inner or (not byte_fallback and cp not in single)
+        joined = append(joined, u8(1) if runs_on else u8(0))
+        single_id = append(single_id, i32(single.get(cp, -1)))
+    return joined, single_id
+
+
+def _vocabulary(proto: Any, sp: spm.SentencePieceProcessor) -> tuple[Vocabulary, list[str]]:
+    """The model's pieces with their lengths and kinds, and its USER_DEFINED pieces."""
+    vocab = Vocabulary()
+    vocab.unk_id = sp.unk_id()
+    vocab.byte_fallback = proto.trainer_spec.byte_fallback
     user_pieces: list[str] = []
     for piece in proto.pieces:
         text = piece.piece
-        pieces.append(text)
         kind = piece.type
-        f = 0
-        ln = len(text)
+        flags = 0
+        length = len(text)
         if kind == BYTE:
-            f |= FLAG_BYTE
-            byte = _byte_value(text)
-            ln = 0 if 0x80 <= byte < 0xC0 else 1
-            if ln == 0:
-                f |= FLAG_CONTINUATION
+            flags |= FLAG_BYTE
+            length = 0 if 0x80 <= _byte_value(text) < 0xC0 else 1
+            if length == 0:
+                flags |= FLAG_CONTINUATION
         elif kind == UNKNOWN:
-            f |= FLAG_UNKNOWN
-            ln = -1
+            flags |= FLAG_UNKNOWN
+            length = LENGTH_IN_CONTEXT
         elif kind == CONTROL:
-            f |= FLAG_SPECIAL
-            ln = 0
+            flags |= FLAG_SPECIAL
+            length = 0
         elif kind == USER_DEFINED:
-            f |= FLAG_SPECIAL
+            flags |= FLAG_SPECIAL
             user_pieces.append(text)
         if kind != BYTE and text and all(c.isspace() or c == "\u2581" for c in text):
-            f |= FLAG_WHITESPACE
-        piece_len = append(piece_len, i32(ln))
-        flags = append(flags, i32(f))
-    model.pieces = pieces
-    model.piece_len = piece_len
-    model.flags = flags
-    multi = [p for p in user_pieces if len(p) > 1]
+            flags |= FLAG_WHITESPACE
+        vocab.add(text, length, flags)
+    return vocab, user_pieces
+
+
+def _norm_rules(proto: Any, path: str, user_pieces: list[str]) -> NormRules:
+    ns = proto.normalizer_spec
+    rules = NormRules()
+    rules.add_dummy_prefix = ns.add_dummy_prefix
+    rules.dummy_as_suffix = proto.trainer_spec.treat_whitespace_as_suffix
+    rules.escape_whitespaces = ns.escape_whitespaces
+    rules.remove_extra_whitespaces = ns.remove_extra_whitespaces
+    if ns.precompiled_charsmap:
+        try:
+            rules.charsmap = Charsmap(bytes(ns.precompiled_charsmap))
+        except CharsmapError as exc:
+            raise ModelError(path, str(exc)) from None
     if user_pieces:
         # The normalizer protects user pieces (any length) from its rules.
-        model.norm_matcher = UserMatcher(user_pieces)
-    if multi:
-        model.bpe_matcher = UserMatcher(user_pieces)
-
-    window_proto = _window_proto(proto)
-    window = _processor(window_proto, path, "window encoder")
-    model.sp_full = full
-    model.sp_window = window
-    model.raw_full = _raw_ids_encoder(full)
-    model.raw_window = _raw_ids_encoder(window)
-
-    model.incremental, model.mode_note = _incremental_mode(proto, model)
-    if not model.incremental:
-        log.info("%s: %s; each edit re-encodes the whole text", model.name, model.mode_note)
-    elif _merges_unused(proto):
-        model.splits_unused = True
-        model.sym_full = _processor(_unused_as_normal(proto), path, "symbol encoder")
-        model.sym_window = _processor(_unused_as_normal(window_proto), path, "symbol encoder")
-    return model
+        rules.matcher = UserMatcher(user_pieces)
+    return rules
 
 
 def _window_proto(proto: Any) -> Any:
@@ -225,10 +284,10 @@ def _mergeable(proto: Any) -> dict[str, int]:
     return {p.piece: p.type for p in proto.pieces if p.type in (NORMAL, USER_DEFINED, UNUSED)}
 
 
-def _incremental_mode(proto: Any, model: Model) -> tuple[bool, str]:
+def _incremental_mode(proto: Any, model_type: str) -> tuple[bool, str]:
     """Whether the window algorithm is exact for this model, and why not when it is not."""
-    if model.model_type != "bpe":
-        return False, f"{model.model_type} model (only BPE is re-tokenized incrementally)"
+    if model_type != "bpe":
+        return False, f"{model_type} model (only BPE is re-tokenized incrementally)"
     normal: dict[str, int] = {}
     reserved: set[str] = set()
     unused: list[str] = []

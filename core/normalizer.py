@@ -19,7 +19,6 @@ from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
 from tokenline.core.charsmap import Charsmap
-from tokenline.core.model import Model
 from tokenline.core.pairs import PairStore
 from tokenline.core.rope import TextRope
 from tokenline.core.usermatch import UserMatcher
@@ -29,6 +28,30 @@ SPACE_SYMBOL: Final = "\u2581"
 # Unit state bits, stored in the low bits of column a (original length << 2 | state).
 PREV_SPACE: Final = 1
 STARTED: Final = 2
+
+
+class NormRules:
+    """SentencePiece's normalizer spec: what the normalizers below apply."""
+
+    add_dummy_prefix: bool
+    dummy_as_suffix: bool
+    escape_whitespaces: bool
+    remove_extra_whitespaces: bool
+    charsmap: Charsmap | None
+    # USER_DEFINED pieces, which the rules leave as they are (None when there are none).
+    matcher: UserMatcher | None
+
+    def __init__(self) -> None:
+        self.add_dummy_prefix = True
+        self.dummy_as_suffix = False
+        self.escape_whitespaces = True
+        self.remove_extra_whitespaces = False
+        self.charsmap = None
+        self.matcher = None
+
+    def trivial(self) -> bool:
+        """Every character maps to itself: the normalized text can be derived on demand."""
+        return self.charsmap is None and not self.remove_extra_whitespaces
 
 
 class Normalization:
@@ -71,12 +94,12 @@ class TrivialNorm(Normalization):
     suffix: i64
     escape: bool
 
-    def __init__(self, orig: TextRope, model: Model) -> None:
+    def __init__(self, orig: TextRope, rules: NormRules) -> None:
         super().__init__(orig)
-        dummy: bool = model.add_dummy_prefix
-        self.prefix = 1 if dummy and not model.dummy_as_suffix else 0
-        self.suffix = 1 if dummy and model.dummy_as_suffix else 0
-        self.escape = model.escape_whitespaces
+        dummy: bool = rules.add_dummy_prefix
+        self.prefix = 1 if dummy and not rules.dummy_as_suffix else 0
+        self.suffix = 1 if dummy and rules.dummy_as_suffix else 0
+        self.escape = rules.escape_whitespaces
 
     def length(self) -> i64:
         n: i64 = self.orig.length()
@@ -143,10 +166,10 @@ class GeneralNorm(Normalization):
     # Units at the end whose output the trailing-space removal shortened.
     tail_units: i64
 
-    def __init__(self, orig: TextRope, model: Model) -> None:
+    def __init__(self, orig: TextRope, rules: NormRules) -> None:
         super().__init__(orig)
-        self.charsmap = model.charsmap
-        self.matcher = model.norm_matcher
+        self.charsmap = rules.charsmap
+        self.matcher = rules.matcher
         look: i64 = 1
         cm = self.charsmap
         if cm is not None:
@@ -155,10 +178,10 @@ class GeneralNorm(Normalization):
         if um is not None and um.longest > look:
             look = um.longest
         self.lookahead = look
-        self.prefix = model.add_dummy_prefix and not model.dummy_as_suffix
-        self.suffix = model.add_dummy_prefix and model.dummy_as_suffix
-        self.escape = model.escape_whitespaces
-        self.remove_ws = model.remove_extra_whitespaces
+        self.prefix = rules.add_dummy_prefix and not rules.dummy_as_suffix
+        self.suffix = rules.add_dummy_prefix and rules.dummy_as_suffix
+        self.escape = rules.escape_whitespaces
+        self.remove_ws = rules.remove_extra_whitespaces
         self.units = PairStore(2)
         self.norm = TextRope("")
         self.tail_orig = 0

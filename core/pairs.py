@@ -225,6 +225,29 @@ class PairStore:
             c += 1
             i = 0
 
+    # -- the token store's names (until it is a store of its own) ------------------------------
+
+    def id(self, k: i64) -> i64:
+        return self.get_a(k)
+
+    def length(self, k: i64) -> i64:
+        return self.get_b(k)
+
+    def start(self, k: i64) -> i64:
+        return self.start_b(k)
+
+    def at(self, off: i64) -> i64:
+        return self.at_b(off)
+
+    def total_length(self) -> i64:
+        return self.total_b
+
+    def ids(self, k0: i64, k1: i64) -> list[int]:
+        return self.slice_a(k0, k1)
+
+    def lengths(self, k0: i64, k1: i64) -> list[int]:
+        return self.slice_b(k0, k1)
+
     # -- edits ---------------------------------------------------------------------------------
 
     def replace(

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from lsprotocol import types
 
-from tokenline.core import Document
-from tokenline.core.model import FLAG_BYTE, FLAG_SPECIAL, FLAG_UNKNOWN
+from tokenline.core import TOKEN_BYTE, TOKEN_SPECIAL, TOKEN_UNKNOWN, Document
+from tokenline.server.feature import Feature
+from tokenline.server.positions import param, position_of
 from tokenline.server.text import fmt
+
+TOKEN_AT = "tokenline/tokenAt"
+# SentencePiece's visible space, and how hover shows it.
+SPACE_MARK = "\u2581"
+SHOWN_SPACE = "␣"
+# A byte piece reads "<0xE2>": two hex digits after this prefix.
+BYTE_PIECE_PREFIX = "<0x"
+HEX_DIGITS = 2
+# Control characters, shown as escapes: below FIRST_PRINTABLE, and DELETE.
+FIRST_PRINTABLE = 0x20
+DELETE = "\x7f"
 
 
 @dataclass
@@ -35,26 +48,19 @@ def token_info(doc: Document, offset: int) -> TokenInfo | None:
     k = int(doc.token_at(offset))
     if k >= total:
         return None
-    s, e = (int(x) for x in doc.token_span(k))
-    last = k
-    model = doc.model
-    if model.flags[int(doc.token_id(k))] & FLAG_BYTE:
-        # The continuation bytes sit zero-width at the end of the character.
-        while last + 1 < total:
-            s2, e2 = (int(x) for x in doc.token_span(last + 1))
-            if s2 == e2 == e and model.flags[int(doc.token_id(last + 1))] & FLAG_BYTE:
-                last += 1
-            else:
-                break
-    ids = [int(x) for x in doc.ids_between(k, last + 1)]
-    return TokenInfo(k, last, total, ids, [model.piece(i) for i in ids], s, e, doc.slice(s, e))
+    # A byte-fallback character's continuation bytes sit zero-width at its end.
+    first, end = (int(x) for x in doc.group(k))
+    s, e = (int(x) for x in doc.token_span(first))
+    ids = [int(x) for x in doc.ids_between(first, end)]
+    pieces = [doc.model.piece(i) for i in ids]
+    return TokenInfo(first, end - 1, total, ids, pieces, s, e, doc.slice(s, e))
 
 
-def readable_piece(piece: str, flags: int) -> str:
+def readable_piece(piece: str, kind: int) -> str:
     """A piece as a person reads it: "▁" as a visible space, bytes as hex."""
-    if flags & FLAG_BYTE:
+    if kind & TOKEN_BYTE:
         return piece  # already "<0xE2>"
-    return piece.replace("\u2581", "␣")
+    return piece.replace(SPACE_MARK, SHOWN_SPACE)
 
 
 def readable_text(text: str) -> str:
@@ -67,10 +73,10 @@ def readable_text(text: str) -> str:
         elif ch == "\t":
             out.append("\\t")
         elif ch == " ":
-            out.append("␣")
+            out.append(SHOWN_SPACE)
         elif ch == "\0":
             out.append("\\0")
-        elif ord(ch) < 0x20 or ch == "\x7f":
+        elif ord(ch) < FIRST_PRINTABLE or ch == DELETE:
             out.append(f"\\x{ord(ch):02x}")
         else:
             out.append(ch)
@@ -90,38 +96,49 @@ def code(s: str) -> str:
 
 def hover_markdown(doc: Document, info: TokenInfo) -> str:
     model = doc.model
-    flags = model.flags[info.ids[0]]
+    kind = int(model.token_kind(info.ids[0]))
     if info.last > info.index:
         where = f"tokens {fmt(info.index + 1)}–{fmt(info.last + 1)} of {fmt(info.total)}"
     else:
         where = f"token {fmt(info.index + 1)} of {fmt(info.total)}"
-    if flags & FLAG_BYTE:
-        hexes = " ".join(p[3:5] for p in info.pieces if p.startswith("<0x"))
+    if kind & TOKEN_BYTE:
+        hexes = " ".join(_byte_hex(p) for p in info.pieces if p.startswith(BYTE_PIECE_PREFIX))
         piece = f"bytes {code(hexes)} (byte fallback: {code(info.piece)})"
         ids = ", ".join(str(i) for i in info.ids)
         id_line = f"ids {ids}"
     else:
-        piece = code(readable_piece(info.piece, flags))
-        if "\u2581" in info.piece:
+        piece = code(readable_piece(info.piece, kind))
+        if SPACE_MARK in info.piece:
             piece += f" (raw {code(info.piece)})"
         id_line = f"id {info.ids[0]}"
-    kind = ""
-    if flags & FLAG_SPECIAL:
-        kind = " · special piece"
-    elif flags & FLAG_UNKNOWN:
-        kind = " · unknown (`<unk>`)"
+    kind_note = ""
+    if kind & TOKEN_SPECIAL:
+        kind_note = " · special piece"
+    elif kind & TOKEN_UNKNOWN:
+        kind_note = " · unknown (`<unk>`)"
     n = info.end - info.start
     chars = f"{n} character{'s' if n != 1 else ''}"
     return (
-        f"**{where}** · {id_line}{kind}\n\n"
+        f"**{where}** · {id_line}{kind_note}\n\n"
         f"piece {piece}\n\n"
         f"{chars}: {code(readable_text(info.text))} · model {model.name}"
     )
 
 
+def _byte_hex(piece: str) -> str:
+    return piece[len(BYTE_PIECE_PREFIX) : len(BYTE_PIECE_PREFIX) + HEX_DIGITS]
+
+
+def _position(doc: Document, offset: int, unit: int) -> types.Position:
+    line, character = doc.position(offset, unit)
+    return types.Position(line=int(line), character=int(character))
+
+
+def _json_position(p: types.Position) -> dict[str, int]:
+    return {"line": p.line, "character": p.character}
+
+
 def token_at_result(doc: Document, info: TokenInfo, unit: int) -> dict[str, object]:
-    sl, sc = doc.position(info.start, unit)
-    el, ec = doc.position(info.end, unit)
     return {
         "index": info.index,
         "total": info.total,
@@ -129,8 +146,8 @@ def token_at_result(doc: Document, info: TokenInfo, unit: int) -> dict[str, obje
         "piece": info.piece,
         "text": info.text,
         "range": {
-            "start": {"line": int(sl), "character": int(sc)},
-            "end": {"line": int(el), "character": int(ec)},
+            "start": _json_position(_position(doc, info.start, unit)),
+            "end": _json_position(_position(doc, info.end, unit)),
         },
     }
 
@@ -139,14 +156,32 @@ def hover(doc: Document, offset: int, unit: int) -> types.Hover | None:
     info = token_info(doc, offset)
     if info is None:
         return None
-    sl, sc = doc.position(info.start, unit)
-    el, ec = doc.position(info.end, unit)
     return types.Hover(
         contents=types.MarkupContent(
             kind=types.MarkupKind.Markdown, value=hover_markdown(doc, info)
         ),
         range=types.Range(
-            start=types.Position(line=int(sl), character=int(sc)),
-            end=types.Position(line=int(el), character=int(ec)),
+            start=_position(doc, info.start, unit), end=_position(doc, info.end, unit)
         ),
     )
+
+
+class HoverFeature(Feature):
+    """The token under the cursor: LSP hover, and `tokenline/tokenAt` for the editors' own UI."""
+
+    def register(self) -> None:
+        self.handle(types.TEXT_DOCUMENT_HOVER, self.hover)
+        self.handle(TOKEN_AT, self.token_at)
+
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        st = self.server.documents.require(params.text_document.uri)
+        position = params.position
+        unit = self.server.unit
+        return hover(st.doc, int(st.doc.offset(position.line, position.character, unit)), unit)
+
+    def token_at(self, params: Any) -> dict[str, object] | None:
+        st = self.server.documents.require(str(param(params, "uri")))
+        line, character = position_of(param(params, "position"))
+        unit = self.server.unit
+        info = token_info(st.doc, int(st.doc.offset(line, character, unit)))
+        return None if info is None else token_at_result(st.doc, info, unit)

@@ -1,129 +1,37 @@
-"""Which tokenizer a `tokenline.model` setting names, and loading it once.
+"""The models documents are tokenized with: loaded once each, fallbacks, `tokenline/models`.
 
-A setting is, in this order: empty (the bundled default); the name of a bundled model; a path to a
-SentencePiece `.model` file (`~` expanded, relative paths against the workspace folder); a Hugging
-Face repo id (`org/name`) looked up in the local Hugging Face cache. Nothing is ever downloaded.
+What a `tokenline.model` setting names is decided by the core's resolver
+(`tokenline.core.resolve_model`: bundled name, path relative to the workspace folder, or Hugging
+Face repo id from the local cache); this module caches what it loads and, when a setting names
+nothing usable, keeps documents on a model that works.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
 
 from tokenline.core import (
     BUNDLED_DEFAULT,
     Model,
     ModelError,
-    bundled_model_path,
     bundled_models,
-    load_model,
+    hf_cached_repos,
+    resolve_model,
 )
+from tokenline.server.feature import Feature
+from tokenline.server.settings import Settings
+
+if TYPE_CHECKING:
+    from tokenline.server.app import TokenlineServer
 
 log = logging.getLogger("tokenline.server")
 
-# A Hugging Face repo id: owner/name, each of letters, digits, "-", "_" and ".".
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-TOKENIZER_FILES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
-
-
-def hf_hub_cache() -> Path:
-    """Where huggingface_hub keeps downloaded repos (same environment variables as it reads)."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
-    if os.environ.get("HUGGINGFACE_HUB_CACHE"):
-        return Path(os.environ["HUGGINGFACE_HUB_CACHE"]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "huggingface" / "hub"
-
-
-def find_in_hf_cache(repo_id: str, cache: Path | None = None) -> Path | None:
-    """The tokenizer file of `repo_id` in the local cache: the `main` snapshot first, then any."""
-    root = (cache or hf_hub_cache()) / ("models--" + repo_id.replace("/", "--"))
-    snapshots = root / "snapshots"
-    if not snapshots.is_dir():
-        return None
-    order: list[Path] = []
-    try:
-        ref = (root / "refs" / "main").read_text(encoding="utf-8").strip()
-    except OSError:
-        ref = ""
-    if ref:
-        order.append(snapshots / ref)
-    try:
-        others = sorted(
-            (p for p in snapshots.iterdir() if p.is_dir()),
-            key=lambda p: p.stat().st_mtime,
-            reverse=True,
-        )
-    except OSError:
-        others = []
-    order.extend(p for p in others if p not in order)
-    for snap in order:
-        for name in TOKENIZER_FILES:
-            f = snap / name
-            if f.is_file():
-                return f
-    return None
-
-
-def hf_cached_repos(cache: Path | None = None) -> list[tuple[str, Path]]:
-    """(repo id, tokenizer path) of every cached repo that has a SentencePiece tokenizer."""
-    base = cache or hf_hub_cache()
-    out: list[tuple[str, Path]] = []
-    try:
-        entries = sorted(base.iterdir())
-    except OSError:
-        return out
-    for entry in entries:
-        if not entry.name.startswith("models--"):
-            continue
-        repo = entry.name[len("models--") :].replace("--", "/", 1)
-        found = find_in_hf_cache(repo, base)
-        if found is not None:
-            out.append((repo, found))
-    return out
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """Where a setting points: a file to load, and how to name it to the user."""
-
-    path: str
-    label: str
-
-
-def resolve(setting: str, base_dir: str | None = None) -> Resolved:
-    """The model file a setting names. Raises ModelError when it names nothing usable."""
-    s = setting.strip()
-    if not s:
-        return Resolved(str(bundled_model_path(BUNDLED_DEFAULT)), BUNDLED_DEFAULT)
-    bundled = bundled_models()
-    if s in bundled:
-        return Resolved(str(bundled[s]), s)
-    expanded = os.path.expandvars(os.path.expanduser(s))
-    candidate = Path(expanded)
-    if not candidate.is_absolute() and base_dir:
-        candidate = Path(base_dir) / candidate
-    if candidate.exists():
-        return Resolved(str(candidate), str(candidate))
-    if REPO_ID.match(s) and not s.endswith(".model"):
-        found = find_in_hf_cache(s)
-        if found is None:
-            raise ModelError(
-                s,
-                f"not in the local Hugging Face cache ({hf_hub_cache()}); Tokenline never "
-                "downloads: fetch it first, e.g. `huggingface-cli download "
-                f"{s} tokenizer.model`",
-            )
-        return Resolved(str(found), s)
-    # A path that does not exist: load_model names it and says so.
-    return Resolved(str(candidate), str(candidate))
+MODELS = "tokenline/models"
 
 
 class ModelCache:
@@ -134,16 +42,13 @@ class ModelCache:
 
     def get(self, setting: str, base_dir: str | None = None) -> Model:
         """The model a setting names (ModelError if it cannot be used)."""
-        where = resolve(setting, base_dir)
-        key = os.path.realpath(where.path)
+        source = resolve_model(setting, base_dir)
+        key = os.path.realpath(source.path)
         model = self._models.get(key)
         if model is None:
-            model = load_model(where.path)
-            if setting.strip() and where.label != where.path:
-                # A bundled name or repo id: show what the user wrote.
-                model.name = where.label
+            model = source.load()
             self._models[key] = model
-            log.info("loaded %r from %s (%s)", model.name, where.path, model.mode_note)
+            log.info("loaded %r from %s (%s)", model.name, source.path, model.mode_note)
         return model
 
 
@@ -156,3 +61,56 @@ def model_choices() -> list[dict[str, str]]:
     for repo, path in hf_cached_repos():
         out.append({"label": repo, "value": repo, "description": f"Hugging Face cache: {path}"})
     return out
+
+
+def uri_path(uri: str) -> str | None:
+    """The file-system path of a file: URI (None for other schemes)."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return unquote(parsed.path)
+
+
+class ModelsFeature(Feature):
+    """Each document's model, the last one that loaded for each setting, and `tokenline/models`."""
+
+    def __init__(self, server: TokenlineServer) -> None:
+        super().__init__(server)
+        self.cache = ModelCache()
+        self._last_good: dict[str, Model] = {}
+        self._errors_shown: set[str] = set()
+
+    def register(self) -> None:
+        self.handle(MODELS, self.list_models)
+
+    def list_models(self, params: Any) -> dict[str, list[dict[str, str]]]:
+        return {"models": model_choices()}
+
+    def forget_shown_errors(self) -> None:
+        """New configuration: a model that still fails is reported again."""
+        self._errors_shown.clear()
+
+    def for_document(self, uri: str | None, settings: Settings, current: Model | None) -> Model:
+        """The model the settings name, or (on failure) the current/last good/bundled one."""
+        folder = self.server.settings.folder_of(uri)
+        base_dir = uri_path(folder) if folder else None
+        try:
+            model = self.cache.get(settings.model, base_dir)
+        except ModelError as exc:
+            fallback = current or self._last_good.get(settings.model) or self.cache.get("")
+            self._report(settings.model, exc, fallback)
+            return fallback
+        self._last_good[settings.model] = model
+        return model
+
+    def _report(self, setting: str, exc: ModelError, fallback: Model) -> None:
+        key = f"{setting}\0{exc}"
+        if key in self._errors_shown:
+            return
+        self._errors_shown.add(key)
+        log.error("%s", exc)
+        self.server.show(
+            types.MessageType.Error,
+            f"Tokenline: cannot load the tokenizer model {exc.path}: {exc.reason}. "
+            f"Still using {fallback.name}.",
+        )

@@ -8,12 +8,23 @@ document's total.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from tokenline.core import Document
+from tokenline.server.feature import Change, Feature
+from tokenline.server.positions import count_breaks
 from tokenline.server.text import fmt
+
+if TYPE_CHECKING:
+    from tokenline.server.app import TokenlineServer
+    from tokenline.server.store import DocState
+
+# (line, start offset, end offset of the heading text) of one ATX heading.
+Heading = tuple[int, int, int]
 
 MARKDOWN_LANGUAGES = frozenset({"markdown", "mdx", "prompt", "prompty", "chatagent", "rmd"})
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd", ".prompt", ".prompty")
@@ -34,65 +45,52 @@ def is_markdown(uri: str, language_id: str) -> bool:
     return path.endswith(MARKDOWN_SUFFIXES)
 
 
-def _breaks(text: str, start: int, end: int) -> int:
-    """Line breaks in text[start:end] ("\\r\\n" counts once)."""
-    crlf = text.count("\r\n", start, end)
-    return text.count("\n", start, end) + text.count("\r", start, end) - crlf
-
-
-def headings(text: str) -> list[tuple[int, int, int]]:
+def headings(text: str) -> list[Heading]:
     """(line, start offset, end offset of the heading text) of each ATX heading."""
-    out: list[tuple[int, int, int]] = []
-    fence: str | None = None
+    out: list[Heading] = []
+    open_fence: str | None = None  # the ``` or ~~~ run of the code block we are in
     line = 0
     counted = 0  # line breaks are counted up to this offset
-    starts = [m.start() + 1 for m in _CANDIDATE.finditer(text)]
+    candidates = [m.start() + 1 for m in _CANDIDATE.finditer(text)]
     if _FIRST_CANDIDATE.match(text):
-        starts.insert(0, 0)
-    for s in starts:
-        nl = _LINE_END.search(text, s)
-        end = nl.start() if nl else len(text)
-        line += _breaks(text, counted, s)
-        counted = s
-        body = text[s:end]
-        f = _FENCE.match(body)
-        if fence is not None:
-            if (
-                f
-                and f.group(1)[0] == fence[0]
-                and len(f.group(1)) >= len(fence)
-                and body.strip() == f.group(1)
-            ):
-                fence = None
-        elif f:
-            fence = f.group(1)
+        candidates.insert(0, 0)
+    for start in candidates:
+        line_end = _LINE_END.search(text, start)
+        end = line_end.start() if line_end else len(text)
+        line += int(count_breaks(text[counted:start]))
+        counted = start
+        body = text[start:end]
+        fence = _FENCE.match(body)
+        if open_fence is not None:
+            if fence and _closes(fence.group(1), open_fence, body):
+                open_fence = None
+        elif fence:
+            open_fence = fence.group(1)
         elif _HEADING.match(body):
-            out.append((line, s, end))
+            out.append((line, start, end))
     return out
 
 
-def _first_token_from(doc: Document, off: int) -> int:
-    """Index of the first token that starts at or after off."""
-    k = int(doc.token_at(off))
-    if k < len(doc) and int(doc.token_start(k)) < off:
-        k += 1
-    return k
+def _closes(fence: str, open_fence: str, line: str) -> bool:
+    """True when a fence line closes the code block open_fence opened."""
+    return fence[0] == open_fence[0] and len(fence) >= len(open_fence) and line.strip() == fence
 
 
-def section_counts(doc: Document, heads: list[tuple[int, int, int]]) -> list[int]:
+def section_counts(doc: Document, heads: list[Heading]) -> list[int]:
+    """Tokens that start in each heading's section."""
     out: list[int] = []
     n = int(doc.length())
     for i, (_line, s, _e) in enumerate(heads):
         nxt = heads[i + 1][1] if i + 1 < len(heads) else n
-        k0 = _first_token_from(doc, s)
-        k1 = _first_token_from(doc, nxt) if nxt < n else len(doc)
+        k0 = int(doc.first_token_from(s))
+        k1 = int(doc.first_token_from(nxt)) if nxt < n else len(doc)
         out.append(k1 - k0)
     return out
 
 
 def inlay_hints(
     doc: Document,
-    heads: list[tuple[int, int, int]],
+    heads: list[Heading],
     first_line: int,
     last_line: int,
     unit: int,
@@ -112,3 +110,44 @@ def inlay_hints(
             )
         )
     return hints
+
+
+class SectionsFeature(Feature):
+    """Section token counts of Markdown documents as inlay hints; headings cached per document."""
+
+    def __init__(self, server: TokenlineServer) -> None:
+        super().__init__(server)
+        self._headings: dict[str, list[Heading]] = {}
+        self.can_refresh = False
+
+    def register(self) -> None:
+        options = types.InlayHintOptions(resolve_provider=False)
+        self.handle(types.TEXT_DOCUMENT_INLAY_HINT, self.inlay_hint, options)
+
+    def initialize(self, params: types.InitializeParams) -> None:
+        ws = params.capabilities.workspace
+        self.can_refresh = bool(ws and ws.inlay_hint and ws.inlay_hint.refresh_support)
+
+    def document_opened(self, st: DocState) -> None:
+        self._headings.pop(st.uri, None)
+
+    def document_changed(self, st: DocState, change: Change) -> None:
+        self._headings.pop(st.uri, None)
+
+    def document_closed(self, st: DocState) -> None:
+        self._headings.pop(st.uri, None)
+
+    def refresh(self) -> None:
+        if self.can_refresh:
+            with contextlib.suppress(Exception):
+                self.server.workspace_inlay_hint_refresh(None)
+
+    def inlay_hint(self, params: types.InlayHintParams) -> list[types.InlayHint]:
+        st = self.server.documents.require(params.text_document.uri)
+        if not st.settings.section_counts or not is_markdown(st.uri, st.language_id):
+            return []
+        heads = self._headings.get(st.uri)
+        if heads is None:
+            heads = self._headings[st.uri] = headings(st.doc.text)
+        first_line, last_line = params.range.start.line, params.range.end.line
+        return inlay_hints(st.doc, heads, first_line, last_line, self.server.unit)

@@ -17,15 +17,30 @@ differ, so one typed character costs a few of them, not the document.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import re
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from tokenline.core import UTF16, UTF32, Document
-from tokenline.core.model import FLAG_BYTE, FLAG_SPECIAL, FLAG_UNKNOWN, FLAG_WHITESPACE
+from tokenline.core import (
+    TOKEN_BYTE,
+    TOKEN_SPECIAL,
+    TOKEN_UNKNOWN,
+    TOKEN_WHITESPACE,
+    UTF32,
+    Document,
+)
+from tokenline.server.feature import ALL_LINES, Change, Feature
+from tokenline.server.positions import unit_columns, units
+
+if TYPE_CHECKING:
+    from tokenline.server.app import TokenlineServer
+    from tokenline.server.store import DocState
 
 TOKEN_TYPES = ["tokenlineA", "tokenlineB"]
 TOKEN_MODIFIERS = ["whitespace", "bytes", "special", "unknown"]
@@ -40,8 +55,28 @@ LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOK
 FULL_LIMIT = 2_000_000
 # A range inside a line longer than this is coloured from the range's start, not the line's.
 LONG_LINE = 1_000_000
+# Integers per semantic token in LSP's data: line delta, column delta, length, type, modifiers.
+FIELDS = 5
 
 _BREAK = re.compile(r"\r\n|\r|\n")
+ALL_KINDS = TOKEN_BYTE | TOKEN_SPECIAL | TOKEN_UNKNOWN | TOKEN_WHITESPACE
+
+
+def _modifiers_of_kind(kind: int) -> int:
+    """The modifiers of a token of this kind (a byte token's whitespace is added per token)."""
+    mods = 0
+    if kind & TOKEN_BYTE:
+        mods = MOD_BYTES
+    elif kind & TOKEN_WHITESPACE:
+        mods = MOD_WHITESPACE
+    if kind & TOKEN_SPECIAL:
+        mods |= MOD_SPECIAL
+    if kind & TOKEN_UNKNOWN:
+        mods |= MOD_UNKNOWN
+    return mods
+
+
+MODIFIERS_OF_KIND = [_modifiers_of_kind(kind) for kind in range(ALL_KINDS + 1)]
 
 
 @dataclass
@@ -63,6 +98,53 @@ class SemanticCache:
     line_first: array[int]  # line_first[L]: semantic tokens on lines before L; len = lines + 1
     cont: bytearray
     n_lines: int
+    # Lines unchanged at the start and at the end of the text since this result.
+    clean_head: int = ALL_LINES
+    clean_tail: int = ALL_LINES
+
+
+@dataclass
+class _Run:
+    """The text of the lines being encoded, and where its lines start and end within it."""
+
+    first_line: int
+    start: int  # code-point offset of text[0] in the document
+    text: str
+    starts: list[int]  # line starts, relative to start; line j of the run is first_line + j
+    ends: list[int]  # line content ends (before the line break), relative to start
+    col_base: int  # code units before `start` on its line (a run that starts mid-line)
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+def _run(
+    doc: Document,
+    first_line: int,
+    last_line: int,
+    unit: int,
+    start_offset: int | None,
+    end_offset: int | None,
+) -> _Run:
+    """Lines [first_line, last_line) of doc, narrowed to [start_offset, end_offset) if given."""
+    line_start = int(doc.line_start(first_line))
+    a = line_start
+    b = int(doc.line_start(last_line)) if last_line < doc.line_count() else int(doc.length())
+    if start_offset is not None:
+        a = max(a, start_offset)
+    if end_offset is not None:
+        b = min(b, end_offset)
+    text = doc.slice(a, b)
+    starts = [0]
+    ends: list[int] = []
+    for m in _BREAK.finditer(text):
+        ends.append(m.start())
+        starts.append(m.end())
+    ends.append(len(text))
+    # A run that starts mid-line measures its columns from the real line start.
+    col_base = units(doc.slice(line_start, a), unit) if a > line_start else 0
+    return _Run(first_line, a, text, starts, ends, col_base)
 
 
 def encode_lines(
@@ -83,226 +165,164 @@ def encode_lines(
     n_lines = int(doc.line_count())
     first_line = max(0, min(first_line, n_lines))
     last_line = max(first_line, min(last_line, n_lines))
-    counts = [0] * (last_line - first_line)
-    cont = bytearray(last_line - first_line)
-    data: list[int] = []
+    lines = Lines([], [0] * (last_line - first_line), bytearray(last_line - first_line), prev_line)
     if first_line >= last_line:
-        return Lines(data, counts, cont, prev_line)
-    length = int(doc.length())
-    a = int(doc.line_start(first_line))
-    b = int(doc.line_start(last_line)) if last_line < n_lines else length
-    if start_offset is not None:
-        a = max(a, start_offset)
-    if end_offset is not None:
-        b = min(b, end_offset)
-    text = doc.slice(a, b)
-    # Line starts and content ends, relative to a; line j of the run is first_line + j.
-    starts = [0]
-    ends: list[int] = []
-    for m in _BREAK.finditer(text):
-        ends.append(m.start())
-        starts.append(m.end())
-    ends.append(len(text))
-    if start_offset is not None and start_offset > int(doc.line_start(first_line)):
-        # The run starts mid-line: columns are measured from the real line start.
-        head = doc.slice(int(doc.line_start(first_line)), a)
-        col_base = _units(head, unit)
-    else:
-        col_base = 0
-    if b <= a:
-        return Lines(data, counts, cont, prev_line)
-    ntok = len(doc)
-    k0 = int(doc.token_at(a))
-    k1 = int(doc.token_at(b - 1)) + 1
-    if k1 > ntok:
-        k1 = ntok
-    spans = doc.spans(k0, k1)
-    ids = doc.ids_between(k0, k1)
-    flags = doc.model.flags
-    ascii_text = unit == UTF32 or text.isascii()
-    line_units: list[int] | None = None  # per-character column table of a non-ASCII line
-    line_units_for = -1
+        return lines
+    run = _run(doc, first_line, last_line, unit, start_offset, end_offset)
+    if not run.text:
+        return lines
+    k0 = _encode_tokens(doc, run, unit, lines, prev_col)
+    if k0 < len(doc) and int(doc.token_start(k0)) < run.start and first_line > 0:
+        lines.cont[0] = 1
+    return lines
 
-    nlines = len(starts)
-    j = 0  # line (of the run) where the current token starts
-    parity = 0
-    parity_line = -1
-    pl = prev_line
-    pc = prev_col
+
+def _encode_tokens(doc: Document, run: _Run, unit: int, lines: Lines, prev_col: int) -> int:
+    """Appends the semantic tokens of the run's LLM tokens to `lines`; returns the first token.
+
+    The hot loop of every semantic result: plain locals and comparisons, no calls per token.
+    """
+    text, starts, ends, a, n_text = run.text, run.starts, run.ends, run.start, len(run.text)
+    k0 = int(doc.token_at(a))
+    k1 = min(int(doc.token_at(run.end - 1)) + 1, len(doc))
+    spans = doc.spans(k0, k1)
+    kinds = [doc.model.token_kind(i) for i in doc.ids_between(k0, k1)]
+    ascii_text = unit == UTF32 or text.isascii()
+    columns: list[int] = []  # code units before each character of line `columns_of` (non-ASCII)
+    columns_of = -1
+    data, counts, cont, last_j = lines.data, lines.counts, lines.cont, len(starts) - 1
+    j = parity = 0  # j: the line (of the run) where the current token starts
+    parity_line, last_line, last_col = -1, lines.last_line, prev_col
     for t in range(k1 - k0):
-        s = spans[2 * t] - a
-        e = spans[2 * t + 1] - a
-        if e <= s:
+        start, end = spans[2 * t] - a, spans[2 * t + 1] - a
+        if end <= start:
             continue  # zero-width: a byte-fallback continuation or a lone dummy prefix
-        if s < 0:
-            s = 0
-        if e > len(text):
-            e = len(text)
-        while j + 1 < nlines and starts[j + 1] <= s:
+        start, end = (start if start > 0 else 0), (end if end < n_text else n_text)
+        while j < last_j and starts[j + 1] <= start:
             j += 1
-        f = flags[ids[t]]
-        mods = 0
-        if f & FLAG_BYTE:
-            mods = MOD_BYTES
-            if text[s:e].isspace():
-                mods |= MOD_WHITESPACE
-        elif f & FLAG_WHITESPACE:
-            mods = MOD_WHITESPACE
-        if f & FLAG_SPECIAL:
-            mods |= MOD_SPECIAL
-        if f & FLAG_UNKNOWN:
-            mods |= MOD_UNKNOWN
+        kind = kinds[t]
+        mods = MODIFIERS_OF_KIND[kind]
+        if kind & TOKEN_BYTE and text[start:end].isspace():
+            mods |= MOD_WHITESPACE
         while True:
-            ls = starts[j]
-            le = ends[j]
-            ss = s if s > ls else ls
-            ee = e if e < le else le
-            if ee > ss:
+            line_start, line_end = starts[j], ends[j]
+            piece_start = start if start > line_start else line_start
+            piece_end = end if end < line_end else line_end
+            if piece_end > piece_start:
                 if ascii_text:
-                    col = ss - ls
-                    ln = ee - ss
+                    col, length = piece_start - line_start, piece_end - piece_start
                 else:
-                    if line_units_for != j:
-                        line_units = _column_table(text[ls:le], unit)
-                        line_units_for = j
-                    assert line_units is not None
-                    col = line_units[ss - ls]
-                    ln = line_units[ee - ls] - col
+                    if columns_of != j:
+                        columns, columns_of = unit_columns(text[line_start:line_end], unit), j
+                    col = columns[piece_start - line_start]
+                    length = columns[piece_end - line_start] - col
+                line = run.first_line + j
                 if j == 0:
-                    col += col_base
-                line = first_line + j
+                    col += run.col_base
                 if parity_line != line:
-                    parity = 0
-                    parity_line = line
-                if line == pl:
-                    data.extend((0, col - pc, ln, parity, mods))
-                else:
-                    data.extend((line - pl, col, ln, parity, mods))
+                    parity, parity_line = 0, line
+                data.extend(
+                    (0, col - last_col, length, parity, mods)
+                    if line == last_line
+                    else (line - last_line, col, length, parity, mods)
+                )
                 parity ^= 1
-                pl = line
-                pc = col
+                last_line, last_col = line, col
                 counts[j] += 1
-            if j + 1 < nlines and e > starts[j + 1]:
+            if j < last_j and end > starts[j + 1]:
                 j += 1
                 cont[j] = 1  # this token began on an earlier line
                 continue
             break
-    if k0 < ntok and int(doc.token_start(k0)) < a and first_line > 0:
-        cont[0] = 1
-    return Lines(data, counts, cont, pl)
-
-
-def _units(s: str, unit: int) -> int:
-    if unit == UTF32 or s.isascii():
-        return len(s)
-    if unit == UTF16:
-        return len(s.encode("utf-16-le", "surrogatepass")) // 2
-    return len(s.encode("utf-8", "surrogatepass"))
-
-
-def _column_table(line: str, unit: int) -> list[int]:
-    """cols[i] = code units of line[:i], for i in 0..len(line)."""
-    out = [0] * (len(line) + 1)
-    acc = 0
-    if unit == UTF16:
-        for i, ch in enumerate(line):
-            acc += 2 if ord(ch) > 0xFFFF else 1
-            out[i + 1] = acc
-    else:
-        for i, ch in enumerate(line):
-            c = ord(ch)
-            acc += 1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4
-            out[i + 1] = acc
-    return out
+    lines.last_line = last_line
+    return k0
 
 
 def full(doc: Document, unit: int, result_id: str) -> SemanticCache:
     """The semantic tokens of the whole document."""
     n_lines = int(doc.line_count())
     lines = encode_lines(doc, 0, n_lines, unit)
-    line_first = array("q", [0]) * (n_lines + 1)
-    acc = 0
-    for i, c in enumerate(lines.counts):
-        line_first[i] = acc
-        acc += c
-    line_first[n_lines] = acc
+    line_first = array("q", itertools.accumulate(lines.counts, initial=0))
     return SemanticCache(result_id, array("I", lines.data), line_first, lines.cont, n_lines)
 
 
-def _boundary(doc: Document, off: int) -> bool:
-    """True when a token of the document starts exactly at off (or off is the end)."""
-    k = int(doc.token_at(off))
-    if k >= len(doc):
-        return True
-    return int(doc.token_start(k)) == off
-
-
 def delta(
-    doc: Document,
-    unit: int,
-    old: SemanticCache,
-    clean_head: int,
-    clean_tail: int,
-    result_id: str,
+    doc: Document, unit: int, old: SemanticCache, result_id: str
 ) -> tuple[SemanticCache, list[types.SemanticTokensEdit]]:
     """Updates `old` in place to the document's semantic tokens and returns the edits that do it.
 
-    clean_head/clean_tail: lines at the start/end of the text that no change touched since `old`.
+    Only the lines between old.clean_head and old.clean_tail (lines no change touched since
+    `old`) are encoded again; both counters are reset.
     """
-    n_old = old.n_lines
-    n_new = int(doc.line_count())
-    head = max(0, min(clean_head, n_old - 1, n_new - 1))
-    tail = max(0, min(clean_tail, n_old - head, n_new - head))
-    # Widen the region until both tokenizations have a boundary at its edges.
-    while head > 0 and (old.cont[head] or not _boundary(doc, int(doc.line_start(head)))):
-        head -= 1
-    while tail > 0 and (
-        old.cont[n_old - tail] or not _boundary(doc, int(doc.line_start(n_new - tail)))
-    ):
-        tail -= 1
+    n_old, n_new = old.n_lines, int(doc.line_count())
+    head, tail = _changed_region(doc, old, n_new)
     lf = old.line_first
-    i0 = lf[head]
-    i1 = lf[n_old - tail]
-    total_old = lf[n_old]
+    i0, i1 = lf[head], lf[n_old - tail]  # the old semantic tokens of the region: [i0, i1)
     prev_line = bisect_right(lf, i0 - 1) - 1 if i0 > 0 else 0
     lines = encode_lines(doc, head, n_new - tail, unit, prev_line, 0)
-    mid = lines.data
-    repl: list[int] = list(mid)
+    repl: list[int] = list(lines.data)
     del_end = i1
-    if i1 < total_old:
+    if i1 < lf[n_old]:
         # The first semantic token after the region: only its line delta can change.
-        old_line = bisect_right(lf, i1) - 1
-        new_line = old_line + (n_new - n_old)
-        d = old.data
-        repl.extend(
-            (new_line - lines.last_line, d[5 * i1 + 1], d[5 * i1 + 2], d[5 * i1 + 3], d[5 * i1 + 4])
-        )
+        new_line = bisect_right(lf, i1) - 1 + (n_new - n_old)
+        following = old.data[FIELDS * i1 : FIELDS * (i1 + 1)].tolist()
+        repl.extend([new_line - lines.last_line, *following[1:]])
         del_end = i1 + 1
-    # Trim what did not change, in whole semantic tokens.
-    d = old.data
-    start = 5 * i0
-    stop = 5 * del_end
-    r0 = 0
-    r1 = len(repl)
-    while r0 < r1 and start < stop and d[start : start + 5].tolist() == repl[r0 : r0 + 5]:
-        start += 5
-        r0 += 5
-    while r1 > r0 and stop > start and d[stop - 5 : stop].tolist() == repl[r1 - 5 : r1]:
-        stop -= 5
-        r1 -= 5
-    edits: list[types.SemanticTokensEdit] = []
-    if stop > start or r1 > r0:
-        edits.append(
-            types.SemanticTokensEdit(start=start, delete_count=stop - start, data=repl[r0:r1])
-        )
-    # Update the cache.
-    d[5 * i0 : 5 * del_end] = array("I", repl)
+    edits = _trimmed_edit(old.data, FIELDS * i0, FIELDS * del_end, repl)
+    old.data[FIELDS * i0 : FIELDS * del_end] = array("I", repl)
+    _update_lines(old, head, tail, n_new, lines)
+    old.result_id = result_id
+    old.clean_head = old.clean_tail = ALL_LINES
+    return old, edits
+
+
+def _changed_region(doc: Document, old: SemanticCache, n_new: int) -> tuple[int, int]:
+    """Lines at the start and at the end whose semantic tokens are surely unchanged.
+
+    Starts from the lines no change touched and widens the region between them until both the
+    old and the new tokenization have a token boundary at its edges.
+    """
+    n_old = old.n_lines
+    head = max(0, min(old.clean_head, n_old - 1, n_new - 1))
+    tail = max(0, min(old.clean_tail, n_old - head, n_new - head))
+    while head > 0 and (old.cont[head] or not doc.starts_token(int(doc.line_start(head)))):
+        head -= 1
+    while tail > 0 and (
+        old.cont[n_old - tail] or not doc.starts_token(int(doc.line_start(n_new - tail)))
+    ):
+        tail -= 1
+    return head, tail
+
+
+def _trimmed_edit(
+    data: array[int], start: int, stop: int, repl: list[int]
+) -> list[types.SemanticTokensEdit]:
+    """The edit replacing data[start:stop] by repl, without the whole semantic tokens that match
+    at either end (none when nothing differs)."""
+    r0, r1 = 0, len(repl)
+    while r0 < r1 and start < stop and _same_token(data, start, repl, r0):
+        start += FIELDS
+        r0 += FIELDS
+    while r1 > r0 and stop > start and _same_token(data, stop - FIELDS, repl, r1 - FIELDS):
+        stop -= FIELDS
+        r1 -= FIELDS
+    if stop <= start and r1 <= r0:
+        return []
+    return [types.SemanticTokensEdit(start=start, delete_count=stop - start, data=repl[r0:r1])]
+
+
+def _same_token(data: array[int], at: int, repl: list[int], repl_at: int) -> bool:
+    """True when the semantic token at data[at] equals the one at repl[repl_at]."""
+    return data[at : at + FIELDS].tolist() == repl[repl_at : repl_at + FIELDS]
+
+
+def _update_lines(old: SemanticCache, head: int, tail: int, n_new: int, lines: Lines) -> None:
+    """The cache's per-line tables after lines [head, n_old - tail) became `lines`."""
+    n_old, lf = old.n_lines, old.line_first
+    i0, i1 = lf[head], lf[n_old - tail]
     added = sum(lines.counts) - (i1 - i0)
-    new_lf = lf[: head + 1]
-    acc = i0
-    for c in lines.counts:
-        acc += c
-        new_lf.append(acc)
+    new_lf = lf[:head]
+    new_lf.extend(itertools.accumulate(lines.counts, initial=i0))
     if added:
         new_lf.extend(array("q", [x + added for x in lf[n_old - tail + 1 :]]))
     else:
@@ -310,8 +330,6 @@ def delta(
     old.line_first = new_lf
     old.cont[head : n_old - tail] = lines.cont
     old.n_lines = n_new
-    old.result_id = result_id
-    return old, edits
 
 
 def range_tokens(doc: Document, rng: types.Range, unit: int) -> list[int]:
@@ -331,3 +349,79 @@ def range_tokens(doc: Document, rng: types.Range, unit: int) -> list[int]:
             start = min(start, int(doc.token_start(k0)))
         return encode_lines(doc, l0, l1, unit, 0, 0, start, end).data
     return encode_lines(doc, l0, l1, unit).data
+
+
+class SemanticTokensFeature(Feature):
+    """Semantic tokens (full, delta, range), with each document's last full result for deltas."""
+
+    def __init__(self, server: TokenlineServer) -> None:
+        super().__init__(server)
+        self._results: dict[str, SemanticCache] = {}
+        self._result_ids = itertools.count(1)
+        self.can_refresh = False
+
+    def register(self) -> None:
+        self.handle(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, self.full, LEGEND)
+        self.handle(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, self.delta)
+        self.handle(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, self.range)
+
+    def initialize(self, params: types.InitializeParams) -> None:
+        ws = params.capabilities.workspace
+        self.can_refresh = bool(ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
+
+    def document_opened(self, st: DocState) -> None:
+        self._results.pop(st.uri, None)
+
+    def document_changed(self, st: DocState, change: Change) -> None:
+        if change.new_model:
+            self._results.pop(st.uri, None)
+            return
+        cache = self._results.get(st.uri)
+        if cache is not None:
+            cache.clean_head = min(cache.clean_head, change.head)
+            cache.clean_tail = min(cache.clean_tail, change.tail)
+
+    def document_closed(self, st: DocState) -> None:
+        self._results.pop(st.uri, None)
+
+    def refresh(self) -> None:
+        if self.can_refresh:
+            with contextlib.suppress(Exception):
+                self.server.workspace_semantic_tokens_refresh(None)
+
+    def full(self, params: types.SemanticTokensParams) -> types.SemanticTokens | None:
+        return self._full_result(self.server.documents.require(params.text_document.uri))
+
+    def delta(
+        self, params: types.SemanticTokensDeltaParams
+    ) -> types.SemanticTokens | types.SemanticTokensDelta | None:
+        st = self.server.documents.require(params.text_document.uri)
+        cache = self._results.get(st.uri)
+        if (
+            st.doc.length() > FULL_LIMIT
+            or cache is None
+            or cache.result_id != params.previous_result_id
+        ):
+            return self._full_result(st)
+        try:
+            cache, edits = delta(st.doc, self.server.unit, cache, self._next_result_id())
+        except Exception:
+            del self._results[st.uri]
+            raise
+        return types.SemanticTokensDelta(edits=edits, result_id=cache.result_id)
+
+    def range(self, params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
+        st = self.server.documents.require(params.text_document.uri)
+        return types.SemanticTokens(data=range_tokens(st.doc, params.range, self.server.unit))
+
+    def _full_result(self, st: DocState) -> types.SemanticTokens | None:
+        """A full result, remembered for deltas; None for documents served by range only."""
+        if st.doc.length() > FULL_LIMIT:
+            self._results.pop(st.uri, None)
+            return None
+        cache = full(st.doc, self.server.unit, self._next_result_id())
+        self._results[st.uri] = cache
+        return types.SemanticTokens(data=cache.data.tolist(), result_id=cache.result_id)
+
+    def _next_result_id(self) -> str:
+        return str(next(self._result_ids))

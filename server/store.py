@@ -10,61 +10,50 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from tokenline.core import UTF16, Document, Model
+from tokenline.server.feature import EVERYTHING, Change, Feature
+from tokenline.server.settings import Settings
 from tokenline.server.text import clean
 
 if TYPE_CHECKING:
-    from tokenline.server.semantic import SemanticCache
+    from tokenline.server.app import TokenlineServer
 
 log = logging.getLogger("tokenline.server")
 
 
 @dataclass
 class DocState:
-    """One open document and what the server remembers about it."""
+    """One open document: its text and tokens, and the settings it is checked against."""
 
     uri: str
     language_id: str
     version: int | None
     doc: Document
-    # The last published status and diagnostics are recomputed when this is set.
-    dirty: bool = True
-    # Lines unchanged at the start and at the end of the text since `semantic` was computed.
-    clean_head: int = 0
-    clean_tail: int = 0
-    semantic: SemanticCache | None = None
-    last_diagnostics: tuple[object, ...] | None = None
+    settings: Settings
     surrogates_logged: bool = False
-    sections_cache: tuple[int, list[tuple[int, int, int]]] | None = None
-    # Bumped on every change: caches keyed by it (sections) see every edit.
-    generation: int = 0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def model(self) -> Model:
         return self.doc.model
 
-    def touch_all(self) -> None:
-        """Everything may have changed (a whole-text change, a new model)."""
-        self.clean_head = 0
-        self.clean_tail = 0
-        self.dirty = True
-        self.generation += 1
 
+class DocumentStore(Feature):
+    """Documents by URI, and the didOpen/didChange/didClose handlers that keep them."""
 
-class Store:
-    """Documents by URI."""
-
-    def __init__(self) -> None:
+    def __init__(self, server: TokenlineServer) -> None:
+        super().__init__(server)
         self._docs: dict[str, DocState] = {}
 
-    def __contains__(self, uri: str) -> bool:
-        return uri in self._docs
+    def register(self) -> None:
+        self.handle(types.TEXT_DOCUMENT_DID_OPEN, self.did_open)
+        self.handle(types.TEXT_DOCUMENT_DID_CHANGE, self.did_change)
+        self.handle(types.TEXT_DOCUMENT_DID_CLOSE, self.did_close)
 
     def __iter__(self) -> Iterator[DocState]:
         return iter(list(self._docs.values()))
@@ -75,22 +64,45 @@ class Store:
     def get(self, uri: str) -> DocState | None:
         return self._docs.get(uri)
 
-    def open(
-        self, uri: str, language_id: str, version: int | None, text: str, model: Model
-    ) -> DocState:
-        text, replaced = clean(text)
-        st = DocState(uri, language_id, version, _new_document(model, text))
-        if replaced:
-            _log_surrogates(st, replaced)
-        self._docs[uri] = st
+    def require(self, uri: str) -> DocState:
+        """The open document at uri; an InvalidParams error answer when it is not open."""
+        st = self._docs.get(uri)
+        if st is None:
+            raise JsonRpcInvalidParams(f"document not open: {uri}")
         return st
 
-    def close(self, uri: str) -> DocState | None:
-        return self._docs.pop(uri, None)
+    def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        ls = self.server
+        settings = ls.settings.for_uri(item.uri)
+        model = ls.models.for_document(item.uri, settings, None)
+        text, replaced = clean(item.text)
+        st = DocState(item.uri, item.language_id, item.version, Document(model, text), settings)
+        if replaced:
+            _log_surrogates(st, replaced)
+        self._docs[item.uri] = st
+        ls.document_opened(st)
 
+    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        st = self._docs.get(uri)
+        if st is None:
+            log.warning("didChange for %s, which is not open; ignored", uri)
+            return
+        version = params.text_document.version
+        change = apply_changes(st, version, params.content_changes, self.server.unit)
+        self.server.document_changed(st, change)
 
-def _new_document(model: Model, text: str) -> Document:
-    return Document(model, text)
+    def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        st = self._docs.pop(params.text_document.uri, None)
+        if st is not None:
+            self.server.document_closed(st)
+
+    def set_model(self, st: DocState, model: Model) -> None:
+        """Re-tokenizes the document with another model (a full encode)."""
+        log.info("%s: re-tokenizing with %s", st.uri, model.name)
+        st.doc = Document(model, st.doc.text)
+        self.server.document_changed(st, Change(0, 0, new_model=True))
 
 
 def _log_surrogates(st: DocState, n: int) -> None:
@@ -104,42 +116,42 @@ def _log_surrogates(st: DocState, n: int) -> None:
         )
 
 
-def set_model(st: DocState, model: Model) -> None:
-    """Re-tokenizes the document with another model (a full encode)."""
-    st.doc = Document(model, st.doc.text)
-    st.semantic = None
-    st.touch_all()
-
-
 def apply_changes(
     st: DocState,
     version: int | None,
     changes: Sequence[types.TextDocumentContentChangeEvent],
     unit: int,
-) -> None:
+) -> Change:
     """Applies the content changes of one didChange, in order, then records the version."""
-    if version is not None and st.version is not None:
-        if version <= st.version:
-            log.warning(
-                "%s: version %d after version %d (versions must increase); applying the change",
-                st.uri,
-                version,
-                st.version,
-            )
-        elif version != st.version + 1:
-            log.info("%s: version jumped from %d to %d", st.uri, st.version, version)
-    for change in changes:
-        rng = getattr(change, "range", None)
-        text, replaced = clean(change.text)
+    _check_version(st, version)
+    change = Change()
+    for event in changes:
+        rng = getattr(event, "range", None)
+        text, replaced = clean(event.text)
         if replaced:
             _log_surrogates(st, replaced)
         if rng is None:
             _replace_all(st, text)
+            change = change.then(EVERYTHING)
         else:
-            apply_range(st, rng, text, unit)
+            change = change.then(apply_range(st, rng, text, unit))
     st.version = version
-    st.dirty = True
-    st.generation += 1
+    return change
+
+
+def _check_version(st: DocState, version: int | None) -> None:
+    """Logs versions that do not increase by one (the change is applied all the same)."""
+    if version is None or st.version is None:
+        return
+    if version <= st.version:
+        log.warning(
+            "%s: version %d after version %d (versions must increase); applying the change",
+            st.uri,
+            version,
+            st.version,
+        )
+    elif version != st.version + 1:
+        log.info("%s: version jumped from %d to %d", st.uri, st.version, version)
 
 
 def _replace_all(st: DocState, text: str) -> None:
@@ -148,11 +160,13 @@ def _replace_all(st: DocState, text: str) -> None:
     except Exception:
         log.exception("%s: the core failed on a whole-text change; rebuilding", st.uri)
         st.doc = Document(st.doc.model, text)
-    st.touch_all()
 
 
-def apply_range(st: DocState, rng: types.Range, text: str, unit: int) -> None:
-    """One ranged change: clamped as LSP says, converted through the line index, applied."""
+def apply_range(st: DocState, rng: types.Range, text: str, unit: int) -> Change:
+    """One ranged change: clamped as LSP says, converted through the line index, applied.
+
+    Returns the lines it left alone at the start and at the end of the text.
+    """
     doc = st.doc
     n_lines = doc.line_count()
     sl, sc = rng.start.line, rng.start.character
@@ -171,13 +185,12 @@ def apply_range(st: DocState, rng: types.Range, text: str, unit: int) -> None:
     b = a if (el, ec) == (sl, sc) else _offset(st, el, ec, unit, n_lines, "end")
     if a < 0 or b < 0:
         # A position inside a UTF-16 surrogate pair: edit at the code-unit level.
-        _edit_units(st, sl, sc, el, ec, text)
-        return
+        return _edit_units(st, sl, sc, el, ec, text)
     line_a = min(max(sl, 0), n_lines - 1)
     line_b = min(max(el, 0), n_lines - 1)
-    _edit(st, a, b, text)
-    st.clean_head = min(st.clean_head, line_a)
-    st.clean_tail = min(st.clean_tail, n_lines - 1 - line_b)
+    if not _edit(st, a, b, text):
+        return EVERYTHING
+    return Change(line_a, n_lines - 1 - line_b)
 
 
 def _offset(st: DocState, line: int, col: int, unit: int, n_lines: int, which: str) -> int:
@@ -225,9 +238,10 @@ def _offset(st: DocState, line: int, col: int, unit: int, n_lines: int, which: s
     return off
 
 
-def _edit(st: DocState, a: int, b: int, text: str) -> None:
+def _edit(st: DocState, a: int, b: int, text: str) -> bool:
+    """Applies one edit; False when the core failed and the document was rebuilt from its text."""
     if a == b and not text:
-        return
+        return True
     try:
         st.doc.edit(a, b, text)
     except Exception:
@@ -238,10 +252,11 @@ def _edit(st: DocState, a: int, b: int, text: str) -> None:
         doc = st.doc
         full = doc.slice(0, a) + text + doc.slice(b, doc.length())
         st.doc = Document(doc.model, full)
-        st.touch_all()
+        return False
+    return True
 
 
-def _edit_units(st: DocState, sl: int, sc: int, el: int, ec: int, text: str) -> None:
+def _edit_units(st: DocState, sl: int, sc: int, el: int, ec: int, text: str) -> Change:
     """A change whose ends split a surrogate pair: done on the UTF-16 code units of its lines.
 
     The halves left behind are lone surrogates, which the core cannot hold: they become U+FFFD,
@@ -253,17 +268,12 @@ def _edit_units(st: DocState, sl: int, sc: int, el: int, ec: int, text: str) -> 
     el = min(el, n_lines - 1)
     a = int(doc.line_start(sl))
     b = int(doc.line_end(el))
-    old = doc.slice(a, b)
-    raw = old.encode("utf-16-le", "surrogatepass")
-    start_units = sc
-    end_units = len(doc.slice(a, int(doc.line_start(el))).encode("utf-16-le", "surrogatepass")) // 2
-    end_units += ec
-    total = len(raw) // 2
-    start_units = min(start_units, total)
-    end_units = min(max(end_units, start_units), total)
-    new_raw = (
-        raw[: 2 * start_units] + text.encode("utf-16-le", "surrogatepass") + raw[2 * end_units :]
-    )
+    raw = _utf16(doc.slice(a, b))
+    total_units = len(raw) // 2
+    start_units = min(sc, total_units)
+    end_units = len(_utf16(doc.slice(a, int(doc.line_start(el))))) // 2 + ec
+    end_units = min(max(end_units, start_units), total_units)
+    new_raw = raw[: 2 * start_units] + _utf16(text) + raw[2 * end_units :]
     new_text, replaced = clean(new_raw.decode("utf-16-le", "surrogatepass"))
     log.warning(
         "%s: change %d:%d-%d:%d splits a surrogate pair; applied to its code units (%d lone "
@@ -275,6 +285,11 @@ def _edit_units(st: DocState, sl: int, sc: int, el: int, ec: int, text: str) -> 
         ec,
         replaced,
     )
-    _edit(st, a, b, new_text)
-    st.clean_head = min(st.clean_head, sl)
-    st.clean_tail = min(st.clean_tail, n_lines - 1 - el)
+    if not _edit(st, a, b, new_text):
+        return EVERYTHING
+    return Change(sl, n_lines - 1 - el)
+
+
+def _utf16(text: str) -> bytes:
+    """text as UTF-16-LE code units, lone surrogates kept (two bytes each)."""
+    return text.encode("utf-16-le", "surrogatepass")

@@ -1,20 +1,12 @@
-"""Text the client sends, made acceptable to the core without changing its positions."""
+"""Text the client sends, made acceptable to the core without changing its positions; counts as
+people read them."""
 
 from __future__ import annotations
 
 import re
 
-from tokenline.core import UTF8, UTF16, UTF32
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
-
-ENCODING_UNITS = {"utf-8": UTF8, "utf-16": UTF16, "utf-32": UTF32}
-
-
-def unit_of(encoding: str) -> int:
-    """The core's code-unit constant for an LSP position encoding name."""
-    return ENCODING_UNITS.get(str(encoding).lower(), UTF16)
 
 
 def clean(text: str) -> tuple[str, int]:
@@ -31,15 +23,6 @@ def clean(text: str) -> tuple[str, int]:
         out, n = _SURROGATE.subn(REPLACEMENT, text)
         return out, n
     return text, 0
-
-
-def units(s: str, unit: int) -> int:
-    """Length of s in code units of the given encoding."""
-    if unit == UTF32 or s.isascii():
-        return len(s)
-    if unit == UTF16:
-        return len(s.encode("utf-16-le", "surrogatepass")) // 2
-    return len(s.encode("utf-8", "surrogatepass"))
 
 
 def fmt(n: int) -> str:

@@ -1,4 +1,4 @@
-"""Reading LSP messages so that the server knows when no more input is waiting.
+"""The LSP byte streams (stdio or TCP), read so that the server knows when no input is waiting.
 
 pygls reads stdin one line and one body at a time through a thread pool. This reader takes whatever
 bytes have arrived (one `read` call, up to 1 MiB) and serves the messages in them one after
@@ -11,16 +11,23 @@ reported before the server waits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from pygls.io_ import run_async
+from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger("tokenline.server")
 
 CHUNK = 1 << 20
+# Exit codes of a server stopped by Ctrl-C (128 + SIGINT) and by a client that went away.
+EXIT_INTERRUPTED = 130
+EXIT_CLIENT_GONE = 1
 
 
 class IdleReader:
@@ -103,3 +110,107 @@ async def serve_reader(
         logger=log,
         error_handler=error_handler,
     )
+
+
+class _StreamWriter:
+    """pygls's writer interface over an asyncio StreamWriter (TCP)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._w = writer
+
+    def write(self, data: bytes) -> None:
+        self._w.write(data)
+
+    def close(self) -> None:
+        self._w.close()
+
+
+class _FdWriter:
+    def __init__(self, fd: int) -> None:
+        self._f = os.fdopen(fd, "wb", buffering=0, closefd=False)
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = self._f.write(view)
+            if n is None:
+                continue
+            view = view[n:]
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._f.close()
+
+
+def setup_logging() -> None:
+    """Logs to stderr (stdout carries the protocol), at the level $TOKENLINE_LOG names."""
+    level = os.environ.get("TOKENLINE_LOG", "WARNING").upper()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.getLogger("tokenline").setLevel(getattr(logging, level, logging.INFO))
+    # pygls logs every message body at INFO: far too much for megabyte documents.
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+
+
+def run_stdio(ls: LanguageServer, on_idle: Callable[[], None]) -> int:
+    """Serves one client on stdin/stdout; on_idle runs before each wait for input."""
+    stdin_fd = sys.stdin.fileno()
+    stdout_fd = sys.stdout.fileno()
+    # Nothing else may write to the protocol stream.
+    sys.stdout = sys.stderr
+    ls.protocol.set_writer(_FdWriter(stdout_fd))
+    stop = threading.Event()
+
+    async def main() -> None:
+        reader = IdleReader(stdin_source(stdin_fd), on_idle)
+        await serve_reader(reader, ls.protocol, stop, ls._report_server_error)
+
+    return _run(main)
+
+
+def run_tcp(ls: LanguageServer, on_idle: Callable[[], None], host: str, port: int) -> int:
+    """Serves one client that connects to host:port; on_idle runs before each wait for input."""
+    stop = threading.Event()
+
+    async def main() -> None:
+        done = asyncio.Event()
+
+        async def connection(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            log.info("client connected from %s", w.get_extra_info("peername"))
+            ls.protocol.set_writer(_StreamWriter(w))
+
+            async def source() -> bytes:
+                return await r.read(CHUNK)
+
+            try:
+                await serve_reader(
+                    IdleReader(source, on_idle), ls.protocol, stop, ls._report_server_error
+                )
+            finally:
+                done.set()
+
+        server = await asyncio.start_server(connection, host, port)
+        addrs = ", ".join(str(s.getsockname()) for s in server.sockets)
+        log.info("listening on %s", addrs)
+        async with server:
+            await done.wait()
+
+    return _run(main)
+
+
+def _run(main: Callable[[], Coroutine[Any, Any, None]]) -> int:
+    """Runs main to its end; the process exit code."""
+    try:
+        asyncio.run(main())
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else 0
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        log.error("the client closed the connection")
+        return EXIT_CLIENT_GONE
+    return 0

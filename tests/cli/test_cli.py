@@ -16,8 +16,10 @@ from tokenline.core import load_model
 PROMPT = ROOT / "examples" / "prompt.md"
 
 
-def tokenline(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, NO_COLOR="1")
+def tokenline(
+    *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, NO_COLOR="1", **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "tokenline", *args],
         input=stdin.decode() if stdin is not None else None,
@@ -111,3 +113,41 @@ def test_stdin() -> None:
     sp = spm.SentencePieceProcessor(model_file=load_model().path)
     result = tokenline("count", "-", stdin=text.encode())
     assert result.stdout.split() == [str(len(sp.encode(text))), "-"]
+
+
+def fake_hub(root: Path, repo_id: str, model: Path) -> Path:
+    """A Hugging Face cache under root holding model as repo_id's tokenizer.model."""
+    repo = root / "hub" / ("models--" + repo_id.replace("/", "--"))
+    (repo / "snapshots" / "abc123").mkdir(parents=True)
+    (repo / "snapshots" / "abc123" / "tokenizer.model").write_bytes(model.read_bytes())
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc123")
+    return root
+
+
+def test_model_from_the_hugging_face_cache(tmp_path: Path) -> None:
+    bundled = Path(load_model().path)
+    hf_home = {"HF_HOME": str(fake_hub(tmp_path, "acme/tiny-llm", bundled))}
+    result = tokenline("count", "--model", "acme/tiny-llm", str(PROMPT), env=hf_home)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == f"{sp_count(PROMPT, bundled):,}"
+    result = tokenline(
+        "show", "--color", "never", "--model", "acme/tiny-llm", "-", stdin=b"hi", env=hf_home
+    )
+    assert result.returncode == 0, result.stderr
+    assert "· acme/tiny-llm ·" in result.stdout.splitlines()[-1]
+
+
+def test_a_repo_id_missing_from_the_cache_is_a_model_error(tmp_path: Path) -> None:
+    result = tokenline(
+        "count", "--model", "acme/absent", str(PROMPT), env={"HF_HOME": str(tmp_path)}
+    )
+    assert result.returncode == 3
+    assert "acme/absent" in result.stderr and "not in the local Hugging Face cache" in result.stderr
+    assert "never downloads" in result.stderr
+
+
+def test_bundled_model_by_name() -> None:
+    result = tokenline("count", "--model", "mistral-7b-v0.1", str(PROMPT))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == f"{sp_count(PROMPT):,}"

@@ -48,6 +48,25 @@ TRAINED: dict[str, dict[str, Any]] = {
     "bpe-large": {"vocab_size": 3000},
     "bpe-custom-rules": {"normalization_rule_tsv": "RULES"},
     "unigram": {"model_type": "unigram"},
+    # sentencepiece's own test model: unigram, 1,000 pieces, trained on Botchan.
+    "unigram-1000": {"model_type": "unigram", "vocab_size": 1000},
+    "unigram-no-split": {
+        "model_type": "unigram",
+        "split_by_whitespace": False,
+        "remove_extra_whitespaces": False,
+    },
+    "unigram-suffix-nfkc-cf": {
+        "model_type": "unigram",
+        "treat_whitespace_as_suffix": True,
+        "normalization_rule_name": "nmt_nfkc_cf",
+    },
+    "unigram-byte-fallback-digits": {
+        "model_type": "unigram",
+        "byte_fallback": True,
+        "split_digits": True,
+        "remove_extra_whitespaces": False,
+        "vocab_size": 1200,
+    },
     "char": {"model_type": "char", "vocab_size": 400},
     "word": {"model_type": "word", "vocab_size": 2000},
 }

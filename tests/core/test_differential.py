@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.core import modelkit
 from tests.core.conftest import SHARED_MODELS
-from tests.core.strategies import edit_ops, texts
+from tests.core.strategies import CJK, CODE, COMBINING, EMOJI, LETTERS, edit_ops, texts
 from tokenline.core import Document, load_model
 
 ALL_MODELS = (
@@ -77,3 +77,30 @@ def test_edits_on_prose(
 ) -> None:
     start = data.draw(st.integers(0, len(botchan) - 3000), label="offset")
     check_sequence(oracles[name], botchan[start : start + 3000], data)
+
+
+unspaced = st.lists(
+    st.one_of(
+        st.sampled_from([f for f in CJK + EMOJI + COMBINING + LETTERS + CODE if " " not in f]),
+        st.characters(codec="utf-8").map(str),
+    ),
+    min_size=20,
+    max_size=120,
+).map("".join)
+
+
+@pytest.mark.parametrize("name", ALL_MODELS)
+@given(runs=st.lists(unspaced, min_size=1, max_size=4), data=st.data())
+def test_long_unspaced_runs_open_and_count_exactly(
+    oracles: dict[str, Oracle], name: str, runs: list[str], data: st.DataObject
+) -> None:
+    # Runs with no space (CJK, emoji, code) are segments far longer than the cache keeps: they
+    # are cut finer before characters that always begin a token, one-character pieces taken
+    # straight from the vocabulary.
+    text = " ".join(runs)
+    oracle = oracles[name]
+    doc = Document(oracle.model, text)
+    assert doc.ids() == oracle.expect(text)
+    start = data.draw(st.integers(0, len(text)), label="start")
+    end = data.draw(st.integers(start, len(text)), label="end")
+    assert doc.encode_range(start, end) == oracle.expect(text[start:end])

@@ -92,7 +92,7 @@ def test_token_spans_match_sentencepiece_offsets() -> None:
     spans = doc.spans(0, len(doc))
     ours = list(zip(spans[0::2], spans[1::2], strict=True))
     # Byte tokens: SentencePiece gives the character to its last byte, Tokenline to its first.
-    byte_ids = {i for i in mapping["ids"] if MODEL.flags[i] & 1}
+    byte_ids = {i for i in mapping["ids"] if MODEL.vocab.flags[i] & 1}
     for k, (tid, theirs) in enumerate(zip(mapping["ids"], mapping["offsets"], strict=True)):
         if tid not in byte_ids:
             assert ours[k] == tuple(theirs), (k, MODEL.piece(tid))

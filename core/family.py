@@ -1,0 +1,88 @@
+"""The seam through which a tokenizer family plugs into the engine.
+
+The engine (tokenline.core.retokenize) owns everything families share: the token store, the
+window loop, positions and counts. A family supplies only what differs between tokenizers:
+
+- its normalization (original text <-> the text its encoder sees);
+- its window encoder: the tokens of a stretch of normalized text, with their lengths and which of
+  them continue the merge symbol before them (no window edge may sit there);
+- its cut test: whether its initial segmentation (user-defined pieces, pre-tokens) has a boundary
+  at a given place, reading at most `edge_reach` characters past it.
+"""
+
+from __future__ import annotations
+
+from librt.vecs import vec
+from mypy_extensions import i32, i64, u8
+
+from tokenline.core.normalizer import Normalization
+from tokenline.core.rope import TextRope
+from tokenline.core.segments import SegmentCache, Segmenter
+from tokenline.core.vocab import Vocabulary
+
+
+class Encoded:
+    """A stretch of text encoded: ids, normalized lengths, and per token 1 when it continues the
+    merge symbol of the token before it (empty when the family keeps no such flags)."""
+
+    ids: list[int]
+    lens: vec[i32]
+    joins: vec[u8]
+
+    def __init__(self, ids: list[int], lens: vec[i32], joins: vec[u8]) -> None:
+        self.ids = ids
+        self.lens = lens
+        self.joins = joins
+
+    def size(self) -> i64:
+        return len(self.ids)
+
+    def joined(self, i: i64) -> bool:
+        """Token i continues the symbol before it (kept flags, else a zero-length byte)."""
+        if len(self.joins) > 0:
+            return self.joins[i] != 0
+        return self.lens[i] == 0
+
+
+class Family:
+    """One tokenizer family: how it normalizes, encodes windows, and cuts text before merging."""
+
+    vocab: Vocabulary
+    # False when the family's tokens are not local (re-encoded whole on every edit), and why.
+    incremental: bool
+    mode_note: str
+    # Whether tokens carry symbol-continuation flags beyond zero-length bytes.
+    keeps_joins: bool
+    # How far past a place the initial segmentation reads to decide a cut there (0: it never
+    # depends on what follows, so every token boundary is a cut).
+    edge_reach: i64
+    # Where the normalized text splits into independently tokenized segments (None: nowhere
+    # known), and their tokens, shared by every document of the model.
+    segmenter: Segmenter | None
+    cache: SegmentCache
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.vocab = vocab
+        self.incremental = True
+        self.mode_note = "incremental"
+        self.keeps_joins = False
+        self.edge_reach = 0
+        self.segmenter = None
+        self.cache = SegmentCache()
+
+    def normalization(self, rope: TextRope) -> Normalization:
+        """A normalization kept in step with `rope` (the document's original text)."""
+        raise NotImplementedError
+
+    def encode(self, text: str) -> list[int]:
+        """The reference library's ids for original (not yet normalized) text."""
+        raise NotImplementedError
+
+    def tokens(self, text: str, normalized: bool) -> Encoded:
+        """Ids, lengths and joins of `text`: normalized text (a window) or original text."""
+        raise NotImplementedError
+
+    def lands_on(self, text: str, start: i64, target: i64) -> bool:
+        """Whether the initial segmentation of `text`, cut from `start` (a known cut), cuts at
+        `target`; text reaches `edge_reach` characters past target where it can."""
+        return True

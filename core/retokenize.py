@@ -1,0 +1,502 @@
+"""The engine: keeps a document's tokens equal to a full encode, re-encoding only windows.
+
+The algorithm is Algorithm 3 of Hellsten (2024): re-tokenize the edited text with the tokens on
+either side of it, and widen the window until its first and last tokens are the old tokens at the
+same places. Why that is exact, for BPE (merges by score, leftmost first): if the window's first
+token equals the old token there, every merge that could cross the window's left edge sees the
+same symbols, in the same order, as in the old run, where none crossed; the same holds at the
+right edge. What the comparison must include to make that true:
+
+- position and length, not the id alone (the window starts and ends at old token boundaries);
+- whole merge symbols: all byte-fallback tokens of one character together, and all parts of an
+  UNUSED piece that SentencePiece merged and re-split at the end (a window edge never sits inside
+  a symbol, where the tokens are not boundaries of the merges);
+- the family's cut before merging (greedy USER_DEFINED pieces), which can reach past a window's
+  edge: it is re-run across each edge to prove the edge is a cut of the whole text.
+
+The window widens geometrically (1, 2, 4, ... tokens per side), so a change that really ripples
+through a long stretch costs a small multiple of one encode of that stretch. A selection count
+is the same loop run at the selection's two ends, reusing the document's tokens in between.
+Families whose tokens are not local re-encode the whole normalized text instead, which is exact
+by definition.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from librt.vecs import append, extend, vec
+from mypy_extensions import i32, i64, u8
+
+from tokenline.core.family import Encoded, Family
+from tokenline.core.normalizer import Normalization
+from tokenline.core.pairs import PairStore as TokenStore
+from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens, Segmenter
+
+# Old tokens fetched on each side of an edit before the loop starts (most windows fit in them).
+EDIT_MARGIN: Final = 8
+# Old tokens fetched inside each end of a long selection.
+RANGE_MARGIN: Final = 16
+# A window's first widening step, in tokens per side; each failed edge doubles its side's step.
+FIRST_STEP: Final = 1
+# Old tokens fetched at least when the window outgrows its copy of them.
+REFETCH: Final = 16
+NO_EDIT: Final = -1
+# Normalized characters cut into segments at a time when a document opens (doubled while a
+# block holds no segment start), so that no list of all its segments is ever built.
+LOAD_BLOCK: Final = 1 << 16
+
+
+class Window:
+    """A stretch of old tokens to re-encode, and which of its sides may move.
+
+    An edit moves both sides. A selection count runs two windows: the first keeps the
+    selection's start and moves right, the second keeps its end and moves left.
+    """
+
+    kl: i64  # the left edge starts one step below this token
+    kr: i64  # the right edge starts one step above this token
+    move_left: bool
+    move_right: bool
+    a_fixed: i64  # normalized start when the left side stays (a selection's start)
+    b_fixed: i64  # normalized end when the right side stays (a selection's end)
+    head: str  # text the window gets in front (a selection's own dummy prefix)
+    tail: str
+    delta: i64  # how far the edit moved the text after it
+    ns: i64  # normalized start of the edit, or NO_EDIT
+    floor: i64  # the left edge must stay above this token
+    ceiling: i64  # the right edge must stay below this token
+    # The answer: old tokens [wl, wr) and what replaces them.
+    wl: i64
+    wr: i64
+    out: Encoded
+
+    def __init__(self, kl: i64, kr: i64, move_left: bool, move_right: bool) -> None:
+        self.kl = kl
+        self.kr = kr
+        self.move_left = move_left
+        self.move_right = move_right
+        self.a_fixed = 0
+        self.b_fixed = 0
+        self.head = ""
+        self.tail = ""
+        self.delta = 0
+        self.ns = NO_EDIT
+        self.floor = -1
+        self.ceiling = 1 << 62
+        self.wl = kl
+        self.wr = kr
+        self.out = Encoded([], vec[i32](), vec[u8]())
+
+
+class TokenRun:
+    """Tokens gathered segment by segment, in the token store's columns."""
+
+    ids: vec[i32]
+    lens: vec[i32]
+    joins: vec[u8]
+    keeps_joins: bool
+
+    def __init__(self, keeps_joins: bool) -> None:
+        self.ids = vec[i32]()
+        self.lens = vec[i32]()
+        self.joins = vec[u8]()
+        self.keeps_joins = keeps_joins
+
+    def add_one(self, token_id: i64) -> None:
+        """A token of one character that starts a merge symbol."""
+        self.ids = append(self.ids, i32(token_id))
+        self.lens = append(self.lens, 1)
+        if self.keeps_joins:
+            self.joins = append(self.joins, 0)
+
+    def add(self, tokens: CachedTokens) -> None:
+        self.ids = extend(self.ids, tokens.ids)
+        self.lens = extend(self.lens, tokens.lens)
+        self.joins = extend(self.joins, tokens.joins)
+
+
+class Retokenizer:
+    """Owns a document's tokens and the window loop that keeps them exact."""
+
+    family: Family
+    norm: Normalization
+    toks: TokenStore
+    # Counters for benchmarks and tests: encoder calls and characters sent to them.
+    encode_calls: i64
+    encoded_chars: i64
+
+    def __init__(self, family: Family, norm: Normalization) -> None:
+        self.family = family
+        self.norm = norm
+        self.toks = TokenStore(has_c=family.keeps_joins)
+        self.encode_calls = 0
+        self.encoded_chars = 0
+
+    # -- whole texts ---------------------------------------------------------------------------
+
+    def load_original(self, text: str) -> None:
+        """Tokens of the whole original text (opening a document, replacing its text)."""
+        seg = self.family.segmenter
+        if seg is not None:
+            self._load_segments(seg)
+        else:
+            enc = self._tokens(text, False)
+            self.toks.load(_to_vec(enc.ids), enc.lens, enc.joins)
+        if self.toks.total_length() != self.norm.length():
+            raise AssertionError(
+                f"tokens cover {self.toks.total_length()} normalized characters but the "
+                f"normalized text has {self.norm.length()}: the normalizer disagrees with the "
+                "tokenizer"
+            )
+
+    def _load_segments(self, seg: Segmenter) -> None:
+        """Tokens of the normalized text, segment by segment, a block at a time."""
+        run = TokenRun(self.family.keeps_joins)
+        total: i64 = self.norm.length()
+        pos: i64 = 0
+        while pos < total:
+            block = self._whole_segments(seg, pos, total)
+            pos += len(block)
+            self._add_segments(seg, block, run)
+        self.toks.load(run.ids, run.lens, run.joins)
+
+    def encode_segments(self, text: str) -> list[int]:
+        """Ids of normalized text that begins at a segment start, from the segment cache (a
+        short selection's count). The family must have a segmenter."""
+        seg = self.family.segmenter
+        assert seg is not None
+        run = TokenRun(self.family.keeps_joins)
+        self._add_segments(seg, text, run)
+        out: list[int] = []
+        for x in run.ids:
+            out.append(int(x))
+        return out
+
+    def _add_segments(self, seg: Segmenter, text: str, run: TokenRun) -> None:
+        """Appends the tokens of text's segments to run: from the model's cache where it has
+        them, encoding (and caching) only the segments it lacks."""
+        for segment in seg.split(text):
+            if len(segment) <= CACHED_SEGMENT_CHARS:
+                run.add(self._segment_tokens(segment))
+            else:
+                self._add_long_segment(seg, segment, run)
+
+    def _add_long_segment(self, seg: Segmenter, segment: str, run: TokenRun) -> None:
+        """A long segment cut finer where a character starts every token it is in; the pieces
+        go through the cache like segments (the characters of CJK text repeat)."""
+        n: i64 = len(segment)
+        start: i64 = 0
+        i: i64 = 1
+        while i <= n:
+            if i == n or seg.cut_before(ord(segment[i])):
+                piece: i64 = seg.piece_of(ord(segment[start])) if i - start == 1 else -1
+                if piece >= 0:
+                    run.add_one(piece)
+                else:
+                    run.add(self._segment_tokens(segment[start:i]))
+                start = i
+            i += 1
+
+    def _segment_tokens(self, segment: str) -> CachedTokens:
+        """The tokens of one segment: the cache's, or encoded (and cached)."""
+        cache = self.family.cache
+        # Long segments are never cached: do not even hash them.
+        found = cache.get(segment) if len(segment) <= CACHED_SEGMENT_CHARS else None
+        if found is None:
+            enc = self._tokens(segment, True)
+            found = CachedTokens(_to_vec(enc.ids), enc.lens, enc.joins)
+            cache.put(segment, found)
+        return found
+
+    def _whole_segments(self, seg: Segmenter, pos: i64, total: i64) -> str:
+        """Normalized text from pos (a segment start) to a later segment start, about a block."""
+        size: i64 = LOAD_BLOCK
+        while True:
+            if pos + size >= total:
+                return self.norm.slice(pos, total)
+            block = self.norm.slice(pos, pos + size)
+            cut: i64 = seg.last_cut(block)
+            if cut > 0:
+                return block[:cut]
+            size *= 2
+
+    def encode_original(self, text: str) -> list[int]:
+        """Ids of original text encoded alone."""
+        self.encode_calls += 1
+        self.encoded_chars += len(text)
+        return self.family.encode(text)
+
+    # -- edits ---------------------------------------------------------------------------------
+
+    def after_edit(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
+        """Brings the tokens in step with an edit of the normalized text: [ns, ne_old) became
+        [ns, ne_new)."""
+        toks = self.toks
+        ntok: i64 = toks.size()
+        if not self.family.incremental or ntok == 0:
+            enc = self._tokens(self.norm.slice(0, self.norm.length()), True)
+            toks.load(_to_vec(enc.ids), enc.lens, enc.joins)
+            return
+        # Tokens [0, kl) end at or before ns; tokens [kr, ntok) start at or after ne_old.
+        kl: i64 = toks.at(ns)
+        t: i64 = toks.at(ne_old)
+        near = Neighborhood(toks, kl - EDIT_MARGIN, t + EDIT_MARGIN + 1)
+        kr: i64 = t
+        if t < ntok and near.start(t) < ne_old:
+            kr = t + 1
+        kr = max(kl, near.boundary_up(kr))
+        w = Window(kl, kr, True, True)
+        w.delta = ne_new - ne_old
+        w.ns = ns
+        self.settle(w, near)
+        toks.replace(w.wl, w.wr, _to_vec(w.out.ids), w.out.lens, w.out.joins)
+
+    # -- selections ----------------------------------------------------------------------------
+
+    def encode_range(
+        self, head: str, a: i64, b: i64, tail: str
+    ) -> tuple[list[int], i64, i64, list[int]]:
+        """head + norm[a:b] + tail encoded alone, as (ids, document tokens [k0, k1), ids), or
+        k0 < 0 when no stretch of document tokens can be reused."""
+        toks = self.toks
+        ntok: i64 = toks.size()
+        # First document token entirely after a, last one entirely before b.
+        ka: i64 = toks.at(a)
+        if ka < ntok and toks.start(ka) < a:
+            ka += 1
+        kb: i64 = toks.at(b)
+        left = Window(ka, ka, False, True)
+        left.a_fixed = a
+        left.head = head
+        left.ceiling = kb
+        if not self.settle(left, Neighborhood(toks, ka, ka + RANGE_MARGIN)):
+            return [], -1, -1, []
+        right = Window(kb, kb, True, False)
+        right.b_fixed = b
+        right.tail = tail
+        right.floor = left.wr
+        if not self.settle(right, Neighborhood(toks, kb - RANGE_MARGIN, kb + 1)):
+            return [], -1, -1, []
+        return left.out.ids, left.wr, right.wl, right.out.ids
+
+    # -- the window loop -----------------------------------------------------------------------
+
+    def settle(self, w: Window, near: Neighborhood) -> bool:
+        """Widens w until both its moving edges hold; False when it would cross its bounds."""
+        ntok: i64 = self.toks.size()
+        step_l: i64 = FIRST_STEP
+        step_r: i64 = FIRST_STEP
+        while True:
+            wl: i64 = near.boundary_down(w.kl - step_l) if w.move_left else w.kl
+            wr: i64 = near.boundary_up(w.kr + step_r) if w.move_right else w.kr
+            if wl <= w.floor or wr >= w.ceiling:
+                return False
+            a: i64 = near.start(wl) if w.move_left else w.a_fixed
+            b: i64 = near.start(wr) + w.delta if w.move_right else w.b_fixed
+            text = w.head + self.norm.slice(a, b) + w.tail
+            enc = self._tokens(text, True)
+            ok_l: bool = (
+                not w.move_left
+                or wl == 0
+                or (near.left_edge_holds(enc, wl) and self._cut_before(w, a))
+            )
+            ok_r: bool = (
+                not w.move_right
+                or wr >= ntok
+                or (near.right_edge_holds(enc, wr) and self._cut_after(text, b, enc))
+            )
+            if ok_l and ok_r:
+                w.wl = wl
+                w.wr = wr
+                w.out = enc
+                return True
+            if not ok_l:
+                step_l *= 2
+            if not ok_r:
+                step_r *= 2
+
+    def _tokens(self, text: str, normalized: bool) -> Encoded:
+        self.encode_calls += 1
+        self.encoded_chars += len(text)
+        return self.family.tokens(text, normalized)
+
+    def _cut_before(self, w: Window, a: i64) -> bool:
+        """Normalized offset a, an old token boundary, is also a cut of the new text."""
+        reach: i64 = self.family.edge_reach
+        if reach == 0:
+            return True
+        if not w.move_right:
+            # Document tokens from a on are reused for a selection ending at b_fixed: no cut
+            # there may depend on text past the selection's end.
+            return a + reach - 1 <= w.b_fixed
+        if w.ns != NO_EDIT and a + reach - 1 <= w.ns:
+            return True
+        # Cut again from a token boundary far enough before a that no cut before it reaches a.
+        base_pos: i64 = a - reach
+        start: i64 = 0
+        if base_pos > 0:
+            start = self.toks.start(self.toks.at(base_pos))
+        text = self.norm.slice(start, a + reach)
+        return self.family.lands_on(text, 0, a - start)
+
+    def _cut_after(self, text: str, end_norm: i64, enc: Encoded) -> bool:
+        """The window's end (normalized offset end_norm) is a cut of the whole text: cut again
+        from the window's last token boundary at least `edge_reach` before its end, reading the
+        text that follows the window."""
+        reach: i64 = self.family.edge_reach
+        if reach == 0:
+            return True
+        end: i64 = len(text)
+        p: i64 = 0
+        lens = enc.lens
+        i: i64 = 0
+        while i < len(lens) and p + i64(lens[i]) <= end - reach:
+            p += i64(lens[i])
+            i += 1
+        probe = text[p:end] + self.norm.slice(end_norm, end_norm + reach)
+        return self.family.lands_on(probe, 0, end - p)
+
+
+def _to_vec(ids: list[int]) -> vec[i32]:
+    out = vec[i32](capacity=len(ids))
+    for x in ids:
+        out = append(out, i32(x))
+    return out
+
+
+class Neighborhood:
+    """A copy of the old tokens around an edit, so the window loop does not go back to the
+    token store (and its Fenwick trees) for every index and offset it looks at."""
+
+    toks: TokenStore
+    k0: i64
+    k1: i64
+    ids: vec[i32]
+    lens: vec[i32]
+    joins: vec[u8]  # empty when the store keeps no symbol flags
+    starts: vec[i64]  # normalized start of tokens k0..k1 (k1 included)
+
+    def __init__(self, toks: TokenStore, k0: i64, k1: i64) -> None:
+        self.toks = toks
+        self.k0 = 0
+        self.k1 = 0
+        self.ids = vec[i32]()
+        self.lens = vec[i32]()
+        self.joins = vec[u8]()
+        self.starts = vec[i64]()
+        self._fetch(k0, k1)
+
+    def _fetch(self, k0: i64, k1: i64) -> None:
+        n: i64 = self.toks.size()
+        k0 = max(0, k0)
+        k1 = min(n, max(k1, k0))
+        ids, lens, joins, base = self.toks.window(k0, k1)
+        starts = vec[i64](capacity=len(lens) + 1)
+        pos: i64 = base
+        i: i64 = 0
+        m: i64 = len(lens)
+        while i < m:
+            starts = append(starts, pos)
+            pos += i64(lens[i])
+            i += 1
+        starts = append(starts, pos)
+        self.k0 = k0
+        self.k1 = k1
+        self.ids = ids
+        self.lens = lens
+        self.joins = joins
+        self.starts = starts
+
+    def _cover(self, k: i64) -> None:
+        """Widens the copy (geometrically) until it holds index k (k == size() allowed)."""
+        if self.k0 <= k <= self.k1:
+            return
+        width: i64 = max(REFETCH, 2 * (self.k1 - self.k0))
+        lo: i64 = self.k0
+        hi: i64 = self.k1
+        if k < lo:
+            lo = min(k, lo - width)
+        if k > hi:
+            hi = max(k, hi + width)
+        self._fetch(lo, hi)
+
+    def start(self, k: i64) -> i64:
+        self._cover(k)
+        return self.starts[k - self.k0]
+
+    def id(self, k: i64) -> i64:
+        self._cover(k + 1)
+        self._cover(k)
+        return i64(self.ids[k - self.k0])
+
+    def length(self, k: i64) -> i64:
+        self._cover(k + 1)
+        self._cover(k)
+        return i64(self.lens[k - self.k0])
+
+    def joined(self, k: i64) -> bool:
+        """Old token k continues the merge symbol of token k - 1 (no window edge before it)."""
+        self._cover(k + 1)
+        self._cover(k)
+        if len(self.joins) > 0:
+            return self.joins[k - self.k0] != 0
+        return self.lens[k - self.k0] == 0
+
+    def boundary_down(self, k: i64) -> i64:
+        """k moved down until a merge symbol starts at token k (no character or symbol split)."""
+        if k <= 0:
+            return 0
+        n: i64 = self.toks.size()
+        if k >= n:
+            return n
+        while k > 0 and self.joined(k):
+            k -= 1
+        return k
+
+    def boundary_up(self, k: i64) -> i64:
+        n: i64 = self.toks.size()
+        if k >= n:
+            return n
+        if k < 0:
+            k = 0
+        while k < n and self.joined(k):
+            k += 1
+        return k
+
+    def left_edge_holds(self, enc: Encoded, k: i64) -> bool:
+        """The window's first merge symbol equals the old one starting at token k."""
+        n: i64 = enc.size()
+        if n == 0:
+            return False
+        g: i64 = 1
+        while g < n and enc.joined(g):
+            g += 1
+        return self.same_symbol(enc, 0, k, g)
+
+    def right_edge_holds(self, enc: Encoded, k: i64) -> bool:
+        """The window's last merge symbol equals the old one ending before token k."""
+        n: i64 = enc.size()
+        if n == 0:
+            return False
+        g: i64 = 1
+        while g < n and enc.joined(n - g):
+            g += 1
+        return self.same_symbol(enc, n - g, k - g, g)
+
+    def same_symbol(self, enc: Encoded, first: i64, k: i64, g: i64) -> bool:
+        """New tokens first..first+g-1 (one symbol) have the ids and lengths of old tokens
+        k..k+g-1, and those old tokens are one symbol too (a symbol starts at k and at k+g)."""
+        n: i64 = self.toks.size()
+        if k < 0 or k + g > n:
+            return False
+        if self.joined(k) or (k + g < n and self.joined(k + g)):
+            return False
+        i: i64 = 0
+        while i < g:
+            if self.id(k + i) != enc.ids[first + i] or self.length(k + i) != enc.lens[first + i]:
+                return False
+            if i > 0 and not self.joined(k + i):
+                return False
+            i += 1
+        return True

@@ -1,0 +1,150 @@
+"""The SentencePiece family: its normalizer, its encoders, and its cut before merging.
+
+Windows are encoded by SentencePiece itself, through a second processor whose normalizer is the
+identity (windows are cut from already normalized text). Built by tokenline.core.loader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64, u8
+
+from tokenline.core.family import Encoded, Family
+from tokenline.core.normalizer import GeneralNorm, Normalization, NormRules, TrivialNorm
+from tokenline.core.rope import TextRope
+from tokenline.core.usermatch import UserMatcher
+from tokenline.core.vocab import LENGTH_IN_CONTEXT, Vocabulary
+
+
+class SentencePieceFamily(Family):
+    """SentencePiece models (BPE incrementally; unigram, char and word re-encoded whole)."""
+
+    rules: NormRules
+    # USER_DEFINED pieces of more than one character, matched greedily before any merge.
+    bpe_matcher: UserMatcher | None
+    # Processors: the full one normalizes; the window one sees normalized text.
+    sp_full: Any
+    sp_window: Any
+    # Their raw pybind11 ids encoders (skipping the Python wrapper), or None to use encode().
+    raw_full: Any
+    raw_window: Any
+    # For models whose UNUSED pieces merges can form: SentencePiece merges such a piece like any
+    # other and re-splits it only at the end, so its parts are one symbol of the merge process.
+    # The same processors with UNUSED pieces made NORMAL output those symbols (None otherwise).
+    sym_full: Any
+    sym_window: Any
+
+    def __init__(self, vocab: Vocabulary, rules: NormRules) -> None:
+        super().__init__(vocab)
+        self.rules = rules
+        self.bpe_matcher = None
+        self.sp_full = None
+        self.sp_window = None
+        self.raw_full = None
+        self.raw_window = None
+        self.sym_full = None
+        self.sym_window = None
+
+    def use_matcher(self, matcher: UserMatcher) -> None:
+        self.bpe_matcher = matcher
+        self.edge_reach = matcher.longest
+
+    def use_symbol_encoders(self, sym_full: Any, sym_window: Any) -> None:
+        self.sym_full = sym_full
+        self.sym_window = sym_window
+        self.keeps_joins = True
+
+    # -- the seam ------------------------------------------------------------------------------
+
+    def normalization(self, rope: TextRope) -> Normalization:
+        if self.rules.trivial():
+            return TrivialNorm(rope, self.rules)
+        return GeneralNorm(rope, self.rules)
+
+    def encode(self, text: str) -> list[int]:
+        return _encode(self.raw_full, self.sp_full, text)
+
+    def tokens(self, text: str, normalized: bool) -> Encoded:
+        if normalized:
+            ids = _encode(self.raw_window, self.sp_window, text)
+            sp = self.sp_window
+        else:
+            ids = _encode(self.raw_full, self.sp_full, text)
+            sp = self.sp_full
+        lens = self._lengths(ids, text, sp)
+        joins = vec[u8]()
+        if self.keeps_joins:
+            joins = self._joins(lens, text, normalized)
+        return Encoded(ids, lens, joins)
+
+    def lands_on(self, text: str, start: i64, target: i64) -> bool:
+        um = self.bpe_matcher
+        if um is None:
+            return True
+        return um.lands_on(text, start, target)
+
+    # -- lengths and symbols -------------------------------------------------------------------
+
+    def _lengths(self, ids: list[int], text: str, sp: Any) -> vec[i32]:
+        """Pieces have fixed lengths except <unk>, which covers a run of unknown characters; only
+        then is the text encoded again (by `sp`, which gave `ids`) as pieces to measure the runs.
+        """
+        out, in_context = self.vocab.fixed_lengths(ids)
+        if in_context:
+            pieces: list[str] = sp.encode(text, out_type=str, emit_unk_piece=False)
+            n: i64 = len(ids)
+            i: i64 = 0
+            while i < n:
+                if out[i] == LENGTH_IN_CONTEXT:
+                    out[i] = i32(len(pieces[i]))
+                i += 1
+        return out
+
+    def _joins(self, lens: vec[i32], text: str, normalized: bool) -> vec[u8]:
+        """Per token: 1 when it continues the merge symbol of the token before it (a part of a
+        re-split UNUSED piece, or a byte of a character), else 0.
+
+        Window edges may only sit between symbols: there the merges of a window are the whole
+        text's. Symbol boundaries come from the processor that keeps UNUSED pieces whole.
+        """
+        sym = self.sym_window if normalized else self.sym_full
+        bounds = self._symbol_starts(sym, text)
+        n: i64 = len(lens)
+        out = vec[u8](capacity=n)
+        nb: i64 = len(bounds)
+        j: i64 = 0
+        pos: i64 = 0
+        i: i64 = 0
+        while i < n:
+            ln: i64 = i64(lens[i])
+            while j < nb and bounds[j] < pos:
+                j += 1
+            inside: bool = j >= nb or bounds[j] != pos
+            out = append(out, u8(1) if ln == 0 or inside else u8(0))
+            pos += ln
+            i += 1
+        return out
+
+    def _symbol_starts(self, sym: Any, text: str) -> vec[i64]:
+        """Start offsets (normalized code points) of the merge symbols of `text`."""
+        ids: list[int] = sym.encode(text)
+        lens = self._lengths(ids, text, sym)
+        n: i64 = len(lens)
+        out = vec[i64](capacity=n)
+        pos: i64 = 0
+        i: i64 = 0
+        while i < n:
+            out = append(out, pos)
+            pos += i64(lens[i])
+            i += 1
+        return out
+
+
+def _encode(raw: Any, sp: Any, text: str) -> list[int]:
+    if raw is not None:
+        ids: list[int] = raw(text, False, 0, 0.0, False, False, False)
+        return ids
+    out: list[int] = sp.encode(text)
+    return out
