@@ -138,13 +138,37 @@ def test_unknown_character_re_split_from_unused_fuses_with_next_unknown(tmp_path
     run_edits(path, text, [(5, 5, "☃"), (2, 3, ""), (2, 2, "x"), (4, 4, "é"), (3, 4, "")])
 
 
-def test_unused_single_character_piece_is_emitted_as_is(tmp_path: Path) -> None:
-    """A one-character UNUSED piece is never pushed to rev_merge, so resegment emits it as it is;
-    merged into "ab" it is not emitted."""
-    pieces = [*chars("a▁"), ("b", -100.0, UNUSED), ("ab", -1.0, NORMAL), ("bb", -2.0, UNUSED)]
-    path = modelkit.build(tmp_path / "unused-char.model", pieces)
-    text = "b ab bb abb"
-    run_edits(path, text, [*typing(text, 1, "abb"), (0, 1, ""), (5, 5, "a"), (3, 4, "")])
+def unused_char_model(tmp_path: Path, byte_fallback: bool) -> Path:
+    # "a" is a one-character UNUSED piece; "ab" merges it away.
+    pieces = [*chars("b▁"), ("a", -100.0, UNUSED), ("ab", -1.0, NORMAL), ("bb", -2.0, UNUSED)]
+    name = f"unused-char-{byte_fallback}.model"
+    return modelkit.build(tmp_path / name, pieces, byte_fallback=byte_fallback)
+
+
+def test_unused_single_character_piece_is_unknown(tmp_path: Path) -> None:
+    """A one-character UNUSED piece that survives the merges is in no rev_merge entry: the
+    installed SentencePiece emits it as <unk>, fused with unknown neighbours (or as its bytes
+    under byte fallback), never with its own id."""
+    for byte_fallback in (False, True):
+        path = unused_char_model(tmp_path, byte_fallback)
+        if not byte_fallback:
+            assert encoded(path, "☃a☃") == ["▁", "☃a☃"]  # one <unk>
+        text = "a ab bb abb ☃a☃"
+        edits = [*typing(text, 1, "abb"), (0, 1, ""), (5, 5, "a"), (3, 4, ""), (14, 15, "")]
+        run_edits(path, text, edits)
+
+
+def test_unused_single_character_in_a_long_segment_is_unknown(tmp_path: Path) -> None:
+    """The same inside a stretch without spaces longer than the segment cache takes (64
+    characters), which the core cuts finer at characters that begin a token: the lone "a" must
+    still be <unk> (or bytes), as in a short text."""
+    for byte_fallback in (False, True):
+        path = unused_char_model(tmp_path, byte_fallback)
+        sp = spm.SentencePieceProcessor(model_file=str(path))
+        for text in ["b" * 70 + "a", "ba" * 40, "☃a" * 40, "a" * 70, "b" * 70 + "☃a☃"]:
+            doc = Document(load_model(path), text)
+            assert doc.ids() == sp.encode(text), (byte_fallback, text)
+        run_edits(path, "b" * 70, [(70, 70, "a"), (35, 35, "☃a"), (0, 0, "a"), (1, 1, "b")])
 
 
 def test_control_pieces_typed_as_text_inside_unused_merges(tmp_path: Path) -> None:
