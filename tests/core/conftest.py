@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,19 @@ def model_paths(model_dir: Path, botchan: str) -> dict[str, Path]:
         model_dir / "hand-unused-random-46.model", 46
     )
     return paths
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """How much of the generated zoo this run visited: the numbers a fuzzing claim rests on."""
+    zoo = sys.modules.get("tests.core.test_zoo")
+    if zoo is None or not zoo.STATS:
+        return
+    s = zoo.STATS
+    terminalreporter.write_sep("-", "generated BPE zoo")
+    terminalreporter.write_line(
+        f"{s['models']} models ({s['models incremental']} incremental), "
+        f"{s['sequences']} sequences, {s['edits']} edits, {s['selections']} selection checks "
+        f"({s['selections windowed']} through the windowed path)"
+    )
+    classes = ", ".join(f"{name} {n}" for name, n in sorted(zoo.SEEN_CLASSES.items()))
+    terminalreporter.write_line(f"models per class: {classes}")

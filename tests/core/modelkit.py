@@ -138,8 +138,36 @@ def build(
     add_dummy_prefix: bool = True,
     remove_extra_whitespaces: bool = False,
     model_type: int = 2,
+    treat_whitespace_as_suffix: bool = False,
+    escape_whitespaces: bool = True,
 ) -> Path:
     """A ModelProto from (piece, score, type) rows; <unk>, <s>, </s> (and bytes) come first."""
+    data = build_bytes(
+        pieces,
+        byte_fallback=byte_fallback,
+        add_dummy_prefix=add_dummy_prefix,
+        remove_extra_whitespaces=remove_extra_whitespaces,
+        model_type=model_type,
+        treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+        escape_whitespaces=escape_whitespaces,
+    )
+    path.write_bytes(data)
+    return path
+
+
+def build_bytes(
+    pieces: list[tuple[str, float, int]],
+    *,
+    byte_fallback: bool = False,
+    add_dummy_prefix: bool = True,
+    remove_extra_whitespaces: bool = False,
+    model_type: int = 2,
+    treat_whitespace_as_suffix: bool = False,
+    escape_whitespaces: bool = True,
+    normalizer: str = "identity",
+    precompiled_charsmap: bytes = b"",
+) -> bytes:
+    """The serialized ModelProto that build() writes (normalizer: a name and its charsmap)."""
     proto = pb2().ModelProto()
     rows: list[tuple[str, float, int]] = [("<unk>", 0.0, UNKNOWN), ("<s>", 0.0, CONTROL)]
     rows.append(("</s>", 0.0, CONTROL))
@@ -154,14 +182,16 @@ def build(
     ts = proto.trainer_spec
     ts.model_type = model_type
     ts.byte_fallback = byte_fallback
+    ts.treat_whitespace_as_suffix = treat_whitespace_as_suffix
     ts.unk_id, ts.bos_id, ts.eos_id, ts.pad_id = 0, 1, 2, -1
     ns = proto.normalizer_spec
-    ns.name = "identity"
+    ns.name = normalizer
+    ns.precompiled_charsmap = precompiled_charsmap
     ns.add_dummy_prefix = add_dummy_prefix
     ns.remove_extra_whitespaces = remove_extra_whitespaces
-    ns.escape_whitespaces = True
-    path.write_bytes(proto.SerializeToString())
-    return path
+    ns.escape_whitespaces = escape_whitespaces
+    data: bytes = proto.SerializeToString()
+    return data
 
 
 def chars(alphabet: str, score: float = -100.0) -> list[tuple[str, float, int]]:
