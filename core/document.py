@@ -58,7 +58,12 @@ class Document:
         return self.toks.ids(first, last)
 
     def token_id(self, k: i64) -> i64:
+        self._check_index(k)
         return self.toks.id(k)
+
+    def _check_index(self, k: i64) -> None:
+        if not 0 <= k < self.toks.size():
+            raise IndexError(f"token {k} does not exist: the document has {self.toks.size()}")
 
     def edit(self, start: int, end: int, new_text: str) -> None:
         """Replaces text[start:end] (code-point offsets) with new_text."""
@@ -83,6 +88,7 @@ class Document:
     # -- token positions (original code-point offsets) ----------------------------------------
 
     def token_span(self, k: i64) -> tuple[i64, i64]:
+        self._check_index(k)
         s: i64 = self.toks.start(k)
         e: i64 = s + self.toks.length(k)
         return self.norm.to_orig(s), self.norm.to_orig(e)

@@ -161,3 +161,13 @@ def test_groups_join_the_bytes_of_one_character() -> None:
     sizes = sorted({doc.group(k)[1] - doc.group(k)[0] for k in range(len(doc))})
     assert sizes == [1, 4]
     assert doc.group(len(doc)) == (len(doc), len(doc))
+
+
+def test_token_index_out_of_range_is_a_clear_error() -> None:
+    doc = Document(load_model(), "Hello world")
+    for k in (len(doc), -1, 10**6):
+        with pytest.raises(IndexError, match="does not exist"):
+            doc.token_span(k)
+        with pytest.raises(IndexError, match="does not exist"):
+            doc.token_id(k)
+    assert doc.token_span(len(doc) - 1)[1] == len(doc.text)
