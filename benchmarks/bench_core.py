@@ -105,7 +105,10 @@ def thesis_experiment(model_path: str, prose: str, step: int, tokens_per_length:
 
 
 def memory_per_token(model_path: str, text: str) -> tuple[float, int]:
+    """What one more document holds: the model's segment cache, shared by all its documents and
+    bounded (see bench_open.py), is filled before tracing starts."""
     model = load_model(model_path)
+    Document(model, text)
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]

@@ -171,7 +171,8 @@ def _character_cuts(proto: Any) -> tuple[vec[u8], vec[i32]]:
         if piece.type not in (NORMAL, USER_DEFINED, UNUSED):
             continue
         inner.update(ord(c) for c in piece.piece[1:])
-        if len(piece.piece) == 1:
+        # A one-character UNUSED piece is not what SentencePiece outputs for it: <unk> is.
+        if len(piece.piece) == 1 and piece.type != UNUSED:
             single[ord(piece.piece)] = index
     byte_fallback = bool(proto.trainer_spec.byte_fallback)
     top = max(inner | set(single), default=0) + 1

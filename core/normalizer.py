@@ -118,10 +118,12 @@ class TrivialNorm(Normalization):
         if n == 0 or start >= end:
             return ""
         body = self._esc(self.orig.slice(start - self.prefix, end - self.prefix))
+        # The dummy is a plain space when spaces are not escaped (normalizer.cc's add_ws).
+        dummy: str = SPACE_SYMBOL if self.escape else " "
         if self.prefix and start == 0:
-            body = SPACE_SYMBOL + body
+            body = dummy + body
         if self.suffix and end > n:
-            body = body + SPACE_SYMBOL
+            body = body + dummy
         return body
 
     def to_orig(self, pos: i64) -> i64:

@@ -3,9 +3,10 @@
 //
 //   node driver.mjs CONFIG.json
 //
-// CONFIG: {mode: "ui" | "host", url, playwright, chromium, artifacts, workspace, files: {...},
-//          hostResult, timeoutMs}. It prints one JSON object on its last stdout line: what each step saw
-// (or the error it met), so the Python tests assert on each thing separately.
+// CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget", url,
+//          playwright, chromium, artifacts, workspace, files: {...}, hostResult, timeoutMs}. It
+// prints one JSON object on its last stdout line: what each step saw (or the error it met), so the
+// Python tests assert on each thing separately.
 import { createRequire } from 'node:module';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -14,7 +15,8 @@ const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const require = createRequire(import.meta.url);
 const { chromium } = require(config.playwright);
 
-const STATUS_RE = /^(Sel [\d,]+ · )?[\d,]+ \/ [\d,]+( tokens)?$/;
+// `(budget)` follows when the project configuration gives the file a budget.
+const STATUS_RE = /^(Sel [\d,]+ · )?[\d,]+ \/ [\d,]+( tokens)?( \(budget\))?$/;
 const results = { steps: {}, console: [] };
 const T = config.timeoutMs ?? 60000;
 
@@ -163,6 +165,8 @@ async function main() {
       await bundledMode();
     } else if (config.mode === 'bundledFailure') {
       await bundledFailureMode();
+    } else if (config.mode === 'budget') {
+      await budgetMode();
     } else {
       await uiMode();
     }
@@ -269,6 +273,27 @@ async function bundledFailureMode() {
     const status = await statusItem();
     const screenshot = await shot(config.shotPrefix);
     return { message, buttons, status, screenshot };
+  });
+}
+
+/** A file with a budget from the project's pyproject.toml: the status bar, the Error, the Problems panel. */
+async function budgetMode() {
+  await step('budget', async () => {
+    // The file is in a folder (prompts/): unfold it so that its row is there to click.
+    await page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${config.files.folder}"]`).first().click();
+    await openFile(config.files.prompt);
+    const status = await waitForStatus((s) => s.text.endsWith('(budget)'), 'a count against the budget');
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 20000 });
+    const squiggles = await page.locator('.monaco-editor .squiggly-error').count();
+    await page.keyboard.press('Control+Shift+M');
+    const marker = page.locator('.markers-panel .monaco-list-row', { hasText: 'budget' }).first();
+    await marker.waitFor({ timeout: 15000 });
+    const problem = ((await marker.textContent()) ?? '').trim();
+    const errorIcon = (await marker.locator('.codicon-error').count()) > 0;
+    // The status bar as the photograph shows it, with the Problems panel open.
+    const shown = await statusItem();
+    const screenshot = await shot(config.shotName);
+    return { status, shown, squiggles, problem, errorIcon, screenshot };
   });
 }
 

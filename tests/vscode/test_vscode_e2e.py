@@ -683,6 +683,77 @@ def test_missing_server_package_is_reported_with_a_pip_action(missing: dict[str,
 
 
 # ---------------------------------------------------------------------------------------------
+# A budget from the project configuration (pyproject.toml)
+
+BUDGET = 40
+BUDGET_PATTERN = "prompts/*.md"
+BUDGET_PROMPT = """You are a support assistant for a small bookshop.
+Answer in two or three short sentences, in plain English.
+Never invent a price, a stock level or a delivery date: say you will check.
+If the customer is upset, apologise once and move on to what you can do.
+"""
+
+
+@pytest.fixture(scope="module")
+def budget(tmp_path_factory: pytest.TempPathFactory, vsix: Path) -> dict[str, Any]:
+    """A workspace whose pyproject.toml gives prompts/*.md a budget, and a prompt over it."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = Env(tmp_path_factory.mktemp("vscode-budget"))
+    (env.workspace / "pyproject.toml").write_text(
+        f'[project]\nname = "bookshop-bot"\n\n'
+        f'[tool.tokenline.budgets]\n"{BUDGET_PATTERN}" = {BUDGET}\n',
+        encoding="utf-8",
+    )
+    prompt = env.workspace / "prompts" / "system.md"
+    prompt.parent.mkdir()
+    prompt.write_text(BUDGET_PROMPT, encoding="utf-8")
+    env.install(vsix, {"tokenline.python": PYTHON})
+    with CodeServer(env, ARTIFACTS / "code-server-budget.log"):
+        result = run_driver(
+            env,
+            "budget",
+            env.url(),
+            {"files": {"folder": "prompts", "prompt": "system.md"}, "shotName": "40-budget-status"},
+        )
+    (ARTIFACTS / "tokenline-output-budget.log").write_text(env.extension_log())
+    return {"result": result, "prompt": prompt}
+
+
+# SentencePiece itself on the bundled model, in the interpreter that has tokenline (PYTHON).
+SP_COUNT = """import sys
+import sentencepiece as spm
+from tokenline.core import bundled_model_path
+sp = spm.SentencePieceProcessor(model_file=str(bundled_model_path()))
+with open(sys.argv[1], encoding="utf-8", newline="") as f:
+    print(len(sp.encode(f.read())))
+"""
+
+
+def sentencepiece_count(path: Path) -> int:
+    out = subprocess.run(
+        [PYTHON, "-c", SP_COUNT, str(path)], check=True, capture_output=True, text=True, timeout=120
+    )
+    return int(out.stdout)
+
+
+def test_budget_from_pyproject_in_status_bar_and_problems(budget: dict[str, Any]) -> None:
+    n = sentencepiece_count(budget["prompt"])
+    assert n > BUDGET, f"the prompt must be over its budget: {n} tokens"
+    s = _step(budget["result"], "budget")
+    for status in (s["status"], s["shown"]):
+        assert status["text"] == f"{fmt(n)} / {fmt(BUDGET)} tokens (budget)", status
+        assert "error-kind" in status["className"], status
+    assert s["squiggles"] > 0
+    message = (
+        f"Beyond the {fmt(BUDGET)}-token budget for {BUDGET_PATTERN}: "
+        f"{fmt(n)} tokens, {fmt(n - BUDGET)} over"
+    )
+    assert message in s["problem"], s["problem"]
+    assert s["errorIcon"], "the Problems row is not an Error"
+    assert Path(s["screenshot"]) == ARTIFACTS / "40-budget-status.png"
+
+
+# ---------------------------------------------------------------------------------------------
 # The server bundled in the .vsix: no tokenline.python, a Python on PATH without tokenline
 
 # The first start installs from the package index: give it minutes, not the usual minute.
