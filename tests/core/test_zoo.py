@@ -61,6 +61,11 @@ def drawn_entry(data: st.DataObject, batch: int, directory: Path) -> Entry:
     seed = batch * SEEDS_PER_BATCH + data.draw(st.integers(0, SEEDS_PER_BATCH - 1), label="seed")
     entry = zoo_entry(seed, directory)
     assume(not EXCLUDE & entry.classes)
+    if seed not in SEEN:
+        SEEN.add(seed)
+        STATS["models"] += 1
+        STATS["models incremental"] += entry.model.incremental
+        SEEN_CLASSES.update(entry.classes)
     return entry
 
 
@@ -75,11 +80,6 @@ def zoo_entry(seed: int, directory: Path) -> Entry:
         if len(_CACHE) > 4096:
             _CACHE.clear()
         _CACHE[seed] = entry
-    if seed not in SEEN:
-        SEEN.add(seed)
-        STATS["models"] += 1
-        STATS["models incremental"] += entry.model.incremental
-        SEEN_CLASSES.update(entry.classes)
     return entry
 
 

@@ -174,7 +174,14 @@ def generate(seed: int) -> ZooModel:
         if c not in missing:
             kind = UNUSED if r.random() < 0.04 else NORMAL
             pieces[c] = (-100.0 - r.randint(0, 3), kind)
-    symbols = list(alphabet)  # what merges can join: characters and merged pieces
+    # What merges can join: characters and merged pieces. Sometimes one extra character is an
+    # UNUSED piece no merge touches (SentencePiece emits it as <unk>).
+    symbols = list(alphabet)
+    present = [c for c in extra if c not in missing]
+    if present and r.random() < 0.2:
+        isolated = r.choice(present)
+        pieces[isolated] = (-100.0, UNUSED)
+        symbols.remove(isolated)
     unused: list[str] = []
     merges = r.randint(3, 28)
     made = 0
