@@ -130,28 +130,9 @@ def pb2() -> Any:
     return importlib.import_module("sentencepiece.sentencepiece_model_pb2")
 
 
-def build(
-    path: Path,
-    pieces: list[tuple[str, float, int]],
-    *,
-    byte_fallback: bool = False,
-    add_dummy_prefix: bool = True,
-    remove_extra_whitespaces: bool = False,
-    model_type: int = 2,
-    treat_whitespace_as_suffix: bool = False,
-    escape_whitespaces: bool = True,
-) -> Path:
-    """A ModelProto from (piece, score, type) rows; <unk>, <s>, </s> (and bytes) come first."""
-    data = build_bytes(
-        pieces,
-        byte_fallback=byte_fallback,
-        add_dummy_prefix=add_dummy_prefix,
-        remove_extra_whitespaces=remove_extra_whitespaces,
-        model_type=model_type,
-        treat_whitespace_as_suffix=treat_whitespace_as_suffix,
-        escape_whitespaces=escape_whitespaces,
-    )
-    path.write_bytes(data)
+def build(path: Path, pieces: list[tuple[str, float, int]], **options: Any) -> Path:
+    """A ModelProto file from (piece, score, type) rows (options: those of build_bytes)."""
+    path.write_bytes(build_bytes(pieces, **options))
     return path
 
 
