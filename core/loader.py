@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import sentencepiece as spm
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i32, u8
 
 from tokenline.core.charsmap import Charsmap, CharsmapError
@@ -176,13 +176,15 @@ def _character_cuts(proto: Any) -> tuple[vec[u8], vec[i32]]:
             single[ord(piece.piece)] = index
     byte_fallback = bool(proto.trainer_spec.byte_fallback)
     top = max(inner | set(single), default=0) + 1
-    joined = vec[u8](capacity=top)
-    single_id = vec[i32](capacity=top)
-    for cp in range(top):
-        runs_on = cp in inner or (not byte_fallback and cp not in single)
-        joined = append(joined, u8(1) if runs_on else u8(0))
-        single_id = append(single_id, i32(single.get(cp, -1)))
-    return joined, single_id
+    # Filled from the pieces' characters, not by visiting every code point up to the largest.
+    runs_on = [0 if byte_fallback else 1] * top
+    ids = [-1] * top
+    for cp, index in single.items():
+        runs_on[cp] = 0
+        ids[cp] = index
+    for cp in inner:
+        runs_on[cp] = 1
+    return vec[u8](runs_on), vec[i32](ids)
 
 
 def _vocabulary(proto: Any, sp: spm.SentencePieceProcessor) -> tuple[Vocabulary, list[str]]:
