@@ -16,7 +16,8 @@ HERE = Path(__file__).parent.resolve()
 # Modules compiled with mypyc: everything an edit or a lookup runs through. Interpreted, on
 # purpose: __init__ (so that COMPILED can look at the compiled modules), loader (runs once per
 # model, through protobuf's untyped generated code) and resolve (runs once per model load and
-# only looks at the file system): compiling them would buy nothing.
+# only looks at the file system) and tiktokenloader (once per model): compiling them would buy
+# nothing.
 COMPILED_MODULES = [
     "fenwick",
     "chunks",
@@ -30,6 +31,8 @@ COMPILED_MODULES = [
     "normalizer",
     "family",
     "spfamily",
+    "pretokens",
+    "bytelevel",
     "model",
     "retokenize",
     "document",

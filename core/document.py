@@ -10,6 +10,7 @@ from typing import Final
 
 from mypy_extensions import i64
 
+from tokenline.core.family import JOIN_CHARACTER
 from tokenline.core.model import Model
 from tokenline.core.normalizer import Normalization
 from tokenline.core.retokenize import Retokenizer
@@ -126,7 +127,9 @@ class Document:
         return first, end
 
     def _continues(self, k: i64) -> bool:
-        """Token k holds no character of its own: it continues the previous token's."""
+        """Token k continues a character of the previous token's (byte fallback, byte-level)."""
+        if self.toks.keeps_joins and (self.toks.flag(k) & JOIN_CHARACTER) != 0:
+            return True
         return self.toks.length(k) == 0 and self.model.vocab.is_byte(self.toks.id(k))
 
     def token_at(self, offset: i64) -> i64:

@@ -8,9 +8,15 @@ window loop, positions and counts. A family supplies only what differs between t
   them continue the merge symbol before them (no window edge may sit there);
 - its cut test: whether its initial segmentation (user-defined pieces, pre-tokens) has a boundary
   at a given place, reading at most `edge_reach` characters past it.
+
+Families that pre-tokenize (a regex splits the text, then each piece is encoded alone) record in
+each token whether it starts a piece: window edges sit only there, and are proven by the cuts of
+the new text rather than by comparing tokens (see `pretokens`).
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 from librt.vecs import vec
 from mypy_extensions import i32, i64, u8
@@ -19,6 +25,12 @@ from tokenline.core.normalizer import Normalization
 from tokenline.core.rope import TextRope
 from tokenline.core.segments import SegmentCache, Segmenter
 from tokenline.core.vocab import Vocabulary
+
+# Bits of a token's join flags. EDGE: no window edge may sit before the token (it continues a merge
+# symbol, or a pre-token). CHARACTER: it continues a character split over several tokens (editors
+# show such tokens as one unit).
+JOIN_EDGE: Final = 1
+JOIN_CHARACTER: Final = 2
 
 
 class Encoded:
@@ -40,7 +52,7 @@ class Encoded:
     def joined(self, i: i64) -> bool:
         """Token i continues the symbol before it (kept flags, else a zero-length byte)."""
         if len(self.joins) > 0:
-            return self.joins[i] != 0
+            return (self.joins[i] & JOIN_EDGE) != 0
         return self.lens[i] == 0
 
 
@@ -60,6 +72,11 @@ class Family:
     # known), and their tokens, shared by every document of the model.
     segmenter: Segmenter | None
     cache: SegmentCache
+    # Pre-tokenizing families: tokens record where pieces start (JOIN_EDGE clear), a window edge
+    # holds when it is a cut of the new text, and `window` reads `ahead_chars` of the text after a
+    # window to prove its end is one.
+    pretokens: bool
+    ahead_chars: i64
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -69,6 +86,8 @@ class Family:
         self.edge_reach = 0
         self.segmenter = None
         self.cache = SegmentCache()
+        self.pretokens = False
+        self.ahead_chars = 0
 
     def normalization(self, rope: TextRope) -> Normalization:
         """A normalization kept in step with `rope` (the document's original text)."""
@@ -81,6 +100,16 @@ class Family:
     def tokens(self, text: str, normalized: bool) -> Encoded:
         """Ids, lengths and joins of `text`: normalized text (a window) or original text."""
         raise NotImplementedError
+
+    def window(self, text: str, ahead: str, final: bool) -> Encoded | None:
+        """The tokens of a window of normalized text, given the text after it (`final`: ahead
+        runs to the end of the text); None when the window's end is not a cut of that text."""
+        return self.tokens(text, True)
+
+    def reach_after(self, text: str) -> i64:
+        """How far past a cut, followed by `text`, the segmentation may read to decide it (more
+        than len(text) when text does not settle it)."""
+        return self.edge_reach
 
     def lands_on(self, text: str, start: i64, target: i64) -> bool:
         """Whether the initial segmentation of `text`, cut from `start` (a known cut), cuts at

@@ -1,6 +1,8 @@
 """Which tokenizer model a spec names: one resolver for the server, the CLI and the library.
 
-A spec is, in this order: empty or None (the bundled default); the name of a bundled model; a path
+A spec is, in this order: empty or None (the bundled default); the name of a bundled model; a
+tiktoken encoding name (`o200k_base`) or an OpenAI model name tiktoken knows (`gpt-4o`), loaded by
+tiktoken itself so that its cache applies; a path to a Mistral Tekken file (`tekken*.json`); a path
 to a SentencePiece `.model` file (`~` and `$VARS` expanded, a relative path taken against a base
 directory); a Hugging Face repo id (`org/name`) looked up in the local Hugging Face cache. Nothing
 is ever downloaded. An `os.PathLike` spec is always a path.
@@ -23,6 +25,7 @@ from tokenline.core.loader import (
     load_model_file,
 )
 from tokenline.core.model import Model
+from tokenline.core.tiktokenloader import load_tekken, load_tiktoken, tiktoken_name
 
 # A Hugging Face repo id: owner/name, each of letters, digits, "-", "_" and ".".
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -39,10 +42,17 @@ class ModelSource:
     path: str
     # The bundled name or repo id the user wrote; None for a file, which is named after itself.
     name: str | None = None
+    # Which loader reads it: "sentencepiece", "tiktoken" (path is the spec) or "tekken".
+    kind: str = "sentencepiece"
 
     def load(self) -> Model:
         """The model in this file (ModelError when it cannot be used)."""
-        model = load_model_file(self.path)
+        if self.kind == "tiktoken":
+            return load_tiktoken(self.path)
+        if self.kind == "tekken":
+            model = load_tekken(self.path)
+        else:
+            model = load_model_file(self.path)
         if self.name is not None:
             model.name = self.name
         return model
@@ -64,6 +74,10 @@ def resolve_model(
     if text in bundled:
         return ModelSource(str(bundled[text]), text)
     candidate = _against(Path(os.path.expandvars(os.path.expanduser(text))), base_dir)
+    if not candidate.exists() and tiktoken_name(text) is not None:
+        return ModelSource(text, text, "tiktoken")
+    if is_tekken_file(candidate):
+        return ModelSource(str(candidate), None, "tekken")
     if candidate.exists() or not is_repo_id(text):
         return ModelSource(str(candidate))
     found = find_in_hf_cache(text)
@@ -81,6 +95,11 @@ def load_model(
 ) -> Model:
     """Loads the model a spec names (see the module docstring); ModelError when it cannot."""
     return resolve_model(spec, base_dir).load()
+
+
+def is_tekken_file(path: Path) -> bool:
+    """Mistral names its tiktoken-style files tekken*.json."""
+    return path.name.startswith("tekken") and path.suffix == ".json"
 
 
 def is_repo_id(text: str) -> bool:

@@ -28,7 +28,7 @@ from typing import Final
 from librt.vecs import append, extend, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import Encoded, Family
+from tokenline.core.family import JOIN_EDGE, Encoded, Family
 from tokenline.core.normalizer import Normalization
 from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens, Segmenter
 from tokenline.core.tokens import TokenStore
@@ -66,6 +66,7 @@ class Window:
     ns: i64  # normalized start of the edit, or NO_EDIT
     floor: i64  # the left edge must stay above this token
     ceiling: i64  # the right edge must stay below this token
+    limit: i64  # where the text the window is cut from ends (-1: the document's end)
     # The answer: old tokens [wl, wr) and what replaces them.
     wl: i64
     wr: i64
@@ -84,6 +85,7 @@ class Window:
         self.ns = NO_EDIT
         self.floor = -1
         self.ceiling = 1 << 62
+        self.limit = -1
         self.wl = kl
         self.wr = kr
         self.out = Encoded([], vec[i32](), vec[u8]())
@@ -155,10 +157,15 @@ class Retokenizer:
         run = TokenRun(self.family.keeps_joins)
         total: i64 = self.norm.length()
         pos: i64 = 0
+        size: i64 = LOAD_BLOCK
         while pos < total:
-            block = self._whole_segments(seg, pos, total)
-            pos += len(block)
-            self._add_segments(seg, block, run)
+            end: i64 = min(total, pos + size)
+            pieces = seg.take(self.norm.slice(pos, end), end >= total)
+            if len(pieces) == 0:
+                size *= 2
+                continue
+            pos += self._add_pieces(seg, pieces, run)
+            size = LOAD_BLOCK
         self.toks.load(run.ids, run.lens, run.joins)
 
     def encode_segments(self, text: str) -> list[int]:
@@ -174,13 +181,19 @@ class Retokenizer:
         return out
 
     def _add_segments(self, seg: Segmenter, text: str, run: TokenRun) -> None:
-        """Appends the tokens of text's segments to run: from the model's cache where it has
-        them, encoding (and caching) only the segments it lacks."""
-        for segment in seg.split(text):
+        self._add_pieces(seg, seg.split(text), run)
+
+    def _add_pieces(self, seg: Segmenter, segments: list[str], run: TokenRun) -> i64:
+        """Appends the tokens of segments to run: from the model's cache where it has them,
+        encoding (and caching) only the segments it lacks. Returns their length."""
+        total: i64 = 0
+        for segment in segments:
+            total += len(segment)
             if len(segment) <= CACHED_SEGMENT_CHARS:
                 run.add(self._segment_tokens(segment))
             else:
                 self._add_long_segment(seg, segment, run)
+        return total
 
     def _add_long_segment(self, seg: Segmenter, segment: str, run: TokenRun) -> None:
         """A long segment cut finer where a character starts every token it is in; the pieces
@@ -208,18 +221,6 @@ class Retokenizer:
             found = CachedTokens(_to_vec(enc.ids), enc.lens, enc.joins)
             cache.put(segment, found)
         return found
-
-    def _whole_segments(self, seg: Segmenter, pos: i64, total: i64) -> str:
-        """Normalized text from pos (a segment start) to a later segment start, about a block."""
-        size: i64 = LOAD_BLOCK
-        while True:
-            if pos + size >= total:
-                return self.norm.slice(pos, total)
-            block = self.norm.slice(pos, pos + size)
-            cut: i64 = seg.last_cut(block)
-            if cut > 0:
-                return block[:cut]
-            size *= 2
 
     def encode_original(self, text: str) -> list[int]:
         """Ids of original text encoded alone."""
@@ -270,6 +271,7 @@ class Retokenizer:
         left.a_fixed = a
         left.head = head
         left.ceiling = kb
+        left.limit = b
         if not self.settle(left, Neighborhood(toks, ka, ka + RANGE_MARGIN)):
             return [], -1, -1, []
         right = Window(kb, kb, True, False)
@@ -295,21 +297,25 @@ class Retokenizer:
             a: i64 = near.start(wl) if w.move_left else w.a_fixed
             b: i64 = near.start(wr) + w.delta if w.move_right else w.b_fixed
             text = w.head + self.norm.slice(a, b) + w.tail
-            enc = self._tokens(text, True)
-            ok_l: bool = (
-                not w.move_left
-                or wl == 0
-                or (near.left_edge_holds(enc, wl) and self._cut_before(w, a))
-            )
-            ok_r: bool = (
-                not w.move_right
-                or wr >= ntok
-                or (near.right_edge_holds(enc, wr) and self._cut_after(text, b, enc))
-            )
-            if ok_l and ok_r:
+            found: Encoded | None = None
+            ok_l: bool = not w.move_left or wl == 0
+            ok_r: bool = not w.move_right or wr >= ntok
+            if self.family.pretokens:
+                # Edges sit only at old cuts: the left holds if the new text still cuts there,
+                # the right if the window, read on into the text after it, cuts at its end.
+                found = self._window(w, text, b, ok_r)
+                ok_l = ok_l or self._cut_before(w, a)
+                ok_r = found is not None
+            else:
+                found = self._tokens(text, True)
+                ok_l = ok_l or (near.left_edge_holds(found, wl) and self._cut_before(w, a))
+                ok_r = ok_r or (
+                    near.right_edge_holds(found, wr) and self._cut_after(text, b, found)
+                )
+            if ok_l and ok_r and found is not None:
                 w.wl = wl
                 w.wr = wr
-                w.out = enc
+                w.out = found
                 return True
             if not ok_l:
                 step_l *= 2
@@ -321,8 +327,25 @@ class Retokenizer:
         self.encoded_chars += len(text)
         return self.family.tokens(text, normalized)
 
+    def _window(self, w: Window, text: str, b: i64, final: bool) -> Encoded | None:
+        """A pre-tokenizing family's window, read on past its end b (normalized) as far as the
+        text it is cut from goes; None when its end is not a cut of that text."""
+        self.encode_calls += 1
+        self.encoded_chars += len(text)
+        if final:
+            return self.family.window(text, "", True)
+        limit: i64 = w.limit if w.limit >= 0 else self.norm.length()
+        end: i64 = min(limit, b + self.family.ahead_chars)
+        return self.family.window(text, self.norm.slice(b, end), end >= limit)
+
     def _cut_before(self, w: Window, a: i64) -> bool:
         """Normalized offset a, an old token boundary, is also a cut of the new text."""
+        if self.family.pretokens:
+            # An old cut stays a cut while what decided it lies before the changed text (the
+            # edit, or the end of a selection encoded alone).
+            limit: i64 = w.ns if w.move_right else w.b_fixed
+            ahead: str = self.norm.slice(a, min(limit, a + self.family.ahead_chars))
+            return a + self.family.reach_after(ahead) <= limit
         reach: i64 = self.family.edge_reach
         if reach == 0:
             return True
@@ -440,7 +463,7 @@ class Neighborhood:
         self._cover(k + 1)
         self._cover(k)
         if len(self.joins) > 0:
-            return self.joins[k - self.k0] != 0
+            return (self.joins[k - self.k0] & JOIN_EDGE) != 0
         return self.lens[k - self.k0] == 0
 
     def boundary_down(self, k: i64) -> i64:

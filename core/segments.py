@@ -61,6 +61,17 @@ class Segmenter:
         """text cut into segments (text must begin at a segment start)."""
         return self.pattern.findall(text)
 
+    def take(self, block: str, final: bool) -> list[str]:
+        """The segments of a prefix of block (which begins at a segment start) that ends where
+        a segment surely begins, whatever follows block; all of it when `final` (block runs to
+        the end of the text). Empty when block holds no such place."""
+        if final:
+            return self.split(block)
+        cut: i64 = self.last_cut(block)
+        if cut <= 0:
+            return []
+        return self.split(block[:cut])
+
     def cut_between(self, before: str, after: str) -> bool:
         """Whether a segment begins between characters `before` and `after`."""
         if self.suffix:
@@ -141,7 +152,7 @@ class SegmentCache:
         return found
 
     def put(self, segment: str, tokens: CachedTokens) -> None:
-        if len(segment) > CACHED_SEGMENT_CHARS:
+        if len(segment) > CACHED_SEGMENT_CHARS or segment in self.entries:
             return
         cost: i64 = ENTRY_OVERHEAD_BYTES + len(segment) + BYTES_PER_CACHED_TOKEN * len(tokens.ids)
         if self.bytes_used + cost > self.limit_bytes:

@@ -50,6 +50,12 @@ class TokenStore:
         """Normalized length of token k."""
         return self.rows.get(LENGTHS, k)
 
+    def flag(self, k: i64) -> i64:
+        """Token k's join flags (0 when the store keeps none)."""
+        if not self.keeps_joins:
+            return 0
+        return self.rows.flag(JOINS, k)
+
     def start(self, k: i64) -> i64:
         """Normalized offset where token k starts (total_length() for k >= size())."""
         return self.rows.column_start(LENGTHS, k)

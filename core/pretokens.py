@@ -1,0 +1,119 @@
+"""Regex pre-tokenizers: where a pattern cuts text into pieces, and how far past a cut it reads.
+
+Byte-level BPE tokenizers (tiktoken's encodings, Tekken, GPT-2 style tokenizer.json files) cut the
+text with a regex and encode each piece alone, so a piece's tokens depend only on its text. The
+scan from a cut depends only on the text after it, but whether a place is a cut depends on what
+the scan read past it: for the patterns below, the white space that follows it and at most three
+more characters (a contraction such as 're after a word, or the character after a run of white
+space). `reach_after` bounds that, so an old cut is proven to survive an edit that lies further
+on. Patterns outside this list are not known to read so little: they re-encode whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import regex  # type: ignore[import-untyped,unused-ignore]
+from mypy_extensions import i64
+
+from tokenline.core.segments import Segmenter
+
+# Characters a match may read past its end besides a run of white space.
+READ_PAST: Final = 4
+
+GPT2: Final = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+GPT2_HF: Final = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+CL100K: Final = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+# cl100k_base before tiktoken 0.8, and Llama 3's pre-tokenizer.
+CL100K_OLD: Final = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+QWEN2: Final = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+_UPPER: Final = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"
+_LOWER: Final = r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
+_CONTRACTION: Final = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+O200K: Final = "|".join(
+    [
+        rf"[^\r\n\p{{L}}\p{{N}}]?{_UPPER}*{_LOWER}+{_CONTRACTION}",
+        rf"[^\r\n\p{{L}}\p{{N}}]?{_UPPER}+{_LOWER}*{_CONTRACTION}",
+        r"\p{N}{1,3}",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    ]
+)
+TEKKEN: Final = "|".join(
+    [
+        rf"[^\r\n\p{{L}}\p{{N}}]?{_UPPER}*{_LOWER}+",
+        rf"[^\r\n\p{{L}}\p{{N}}]?{_UPPER}+{_LOWER}*",
+        r"\p{N}",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    ]
+)
+LOCAL_PATTERNS: Final = frozenset({GPT2, GPT2_HF, CL100K, CL100K_OLD, QWEN2, O200K, TEKKEN})
+
+
+def reads_little(pattern: str) -> bool:
+    """Whether the pattern is one whose reads past a cut `reach_after` bounds."""
+    return pattern in LOCAL_PATTERNS
+
+
+def reach_after(text: str) -> i64:
+    """How many characters past a cut followed by `text` the scan may have read to decide it:
+    its run of white space and READ_PAST more; more than len(text) when the run fills text."""
+    n: i64 = len(text)
+    i: i64 = 0
+    while i < n and text[i].isspace():
+        i += 1
+    if i >= n:
+        return n + 1
+    return i + READ_PAST
+
+
+class PreTokenSegmenter(Segmenter):
+    """Cuts text into a regex pre-tokenizer's pieces."""
+
+    rx: Any
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__(" ", False)
+        self.rx = regex.compile(pattern)
+
+    def split(self, text: str) -> list[str]:
+        pieces: list[str] = self.rx.findall(text)
+        return pieces
+
+    def last_cut(self, text: str) -> i64:
+        pieces = self.split(text)
+        return _safe_prefix(pieces, text)[1]
+
+    def take(self, block: str, final: bool) -> list[str]:
+        pieces = self.split(block)
+        if final:
+            return pieces
+        keep, _ = _safe_prefix(pieces, block)
+        return pieces[:keep]
+
+
+def _safe_prefix(pieces: list[str], block: str) -> tuple[i64, i64]:
+    """How many leading pieces end at a cut that no text after block can move, and where."""
+    n: i64 = len(block)
+    keep: i64 = len(pieces)
+    end: i64 = n
+    while keep > 1:
+        keep -= 1
+        end -= len(pieces[keep])
+        if end + reach_after(block[end : end + 64]) <= n:
+            return keep, end
+    return 0, -1

@@ -1,0 +1,137 @@
+"""Loading tiktoken encodings and Mistral Tekken files into Models.
+
+tiktoken loads its own encodings (so its cache and TIKTOKEN_CACHE_DIR apply); a Tekken file is a
+tiktoken encoding in JSON whose first ids are Mistral's special tokens. Interpreted, not compiled:
+it runs once per load.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import tiktoken
+from tiktoken.model import encoding_name_for_model
+
+from tokenline.core.bytelevel import ByteLevelFamily
+from tokenline.core.loader import ModelError
+from tokenline.core.model import Model
+from tokenline.core.pretokens import reads_little
+from tokenline.core.vocab import (
+    FLAG_BYTE,
+    FLAG_CONTINUATION,
+    FLAG_SPECIAL,
+    FLAG_WHITESPACE,
+    Vocabulary,
+)
+
+CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+def tiktoken_name(spec: str) -> str | None:
+    """The encoding a tiktoken encoding name or OpenAI model name stands for, else None."""
+    if spec in tiktoken.list_encoding_names():
+        return spec
+    try:
+        return encoding_name_for_model(spec)
+    except KeyError:
+        return None
+
+
+def load_tiktoken(spec: str) -> Model:
+    """The tiktoken encoding `spec` names (an encoding or an OpenAI model name)."""
+    name = tiktoken_name(spec)
+    if name is None:
+        raise ModelError(spec, "not a tiktoken encoding or OpenAI model name")
+    try:
+        enc = tiktoken.get_encoding(name)
+    except Exception as exc:  # noqa: BLE001 - network, cache and hash errors alike
+        cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+        where = f"TIKTOKEN_CACHE_DIR={cache}" if cache else "tiktoken's cache"
+        raise ModelError(
+            spec, f"tiktoken could not load {name} (not in {where}, and fetching it failed: {exc})"
+        ) from exc
+    label = spec if spec == name else f"{spec} ({name})"
+    vocab = _vocabulary(_token_bytes(enc), {v: k for k, v in enc._special_tokens.items()}, 0)
+    return _model(label, name, "tiktoken", vocab, enc, enc._pat_str, 0)
+
+
+def _token_bytes(enc: Any) -> list[bytes | None]:
+    """Each rank's bytes (None for ids that are special tokens or holes)."""
+    out: list[bytes | None] = [None] * enc.n_vocab
+    for token, rank in enc._mergeable_ranks.items():
+        out[rank] = token
+    return out
+
+
+def load_tekken(path: str | os.PathLike[str]) -> Model:
+    """A Mistral Tekken file: ids are tiktoken ranks shifted past the special tokens."""
+    where = str(path)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        config = data["config"]
+        pattern = str(config["pattern"])
+        specials = int(config["default_num_special_tokens"])
+        size = int(config["default_vocab_size"]) - specials
+        entries = data["vocab"][:size]
+        ranks = {base64.b64decode(e["token_bytes"]): int(e["rank"]) for e in entries}
+    except FileNotFoundError as exc:
+        raise ModelError(where, "no such file") from exc
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelError(where, f"not a Tekken tokenizer file ({type(exc).__name__}: {exc})")
+    name = Path(path).name
+    enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    names = {i: _special_name(data, i) for i in range(specials)}
+    by_rank: list[bytes | None] = [None] * specials + [None] * size
+    for token, rank in ranks.items():
+        by_rank[specials + rank] = token
+    vocab = _vocabulary(by_rank, names, specials)
+    return _model(name[: -len(".json")], where, "tekken", vocab, enc, pattern, specials)
+
+
+def _special_name(data: dict[str, Any], i: int) -> str:
+    listed = data.get("special_tokens")
+    if isinstance(listed, list) and i < len(listed) and isinstance(listed[i], dict):
+        return str(listed[i].get("token_str", f"<SPECIAL_{i}>"))
+    return f"<SPECIAL_{i}>"
+
+
+def _vocabulary(tokens: list[bytes | None], specials: dict[int, str], offset: int) -> Vocabulary:
+    """Pieces (decoded for display), lengths (characters that start in the token) and kinds."""
+    vocab = Vocabulary()
+    vocab.unk_id = -1
+    for i, token in enumerate(tokens):
+        if token is None:
+            vocab.add(specials.get(i, ""), 0, FLAG_SPECIAL)
+            continue
+        starts = len(token.translate(None, CONTINUATION_BYTES))
+        flags = 0
+        if token[:1] and token[0] in CONTINUATION_BYTES:
+            flags |= FLAG_CONTINUATION
+        try:
+            piece = token.decode("utf-8")
+        except UnicodeDecodeError:
+            piece = token.decode("utf-8", errors="replace")
+            flags |= FLAG_BYTE
+        if piece.isspace():
+            flags |= FLAG_WHITESPACE
+        vocab.add(piece, starts, flags)
+    return vocab
+
+
+def _model(
+    label: str, path: str, kind: str, vocab: Vocabulary, enc: Any, pattern: str, offset: int
+) -> Model:
+    family = ByteLevelFamily(vocab, enc, pattern, offset)
+    if reads_little(pattern):
+        family.use_pieces()
+    else:
+        family.incremental = False
+        family.mode_note = (
+            "its pre-tokenizer pattern is not one Tokenline knows to read only a few characters "
+            "past each cut, so every edit re-encodes the whole text"
+        )
+    return Model(label, path, kind, family)
