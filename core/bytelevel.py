@@ -13,7 +13,7 @@ from typing import Any, Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import JOIN_CHARACTER, JOIN_EDGE, Encoded, Family
+from tokenline.core.family import JOIN_CHARACTER, JOIN_EDGE, JOIN_INNER, Encoded, Family
 from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
 from tokenline.core.pretokens import PreTokenSegmenter, reach_after
 from tokenline.core.rope import TextRope
@@ -28,13 +28,18 @@ class ByteLevelFamily(Family):
     """A tiktoken Encoding (`enc`), whose ids are shifted by `id_offset` (Tekken's specials)."""
 
     enc: Any
+    # tiktoken's ranks (bytes -> rank, before id_offset), for the merges of parts of pieces.
+    ranks: dict[bytes, int]
     id_offset: i64
     pieces: PreTokenSegmenter
     rules: NormRules
 
-    def __init__(self, vocab: Vocabulary, enc: Any, pattern: str, id_offset: i64) -> None:
+    def __init__(
+        self, vocab: Vocabulary, enc: Any, ranks: dict[bytes, int], pattern: str, id_offset: i64
+    ) -> None:
         super().__init__(vocab)
         self.enc = enc
+        self.ranks = ranks
         self.id_offset = id_offset
         self.pieces = PreTokenSegmenter(pattern)
         self.rules = NormRules()
@@ -61,34 +66,37 @@ class ByteLevelFamily(Family):
         return ids
 
     def tokens(self, text: str, normalized: bool) -> Encoded:
-        found = self.window(text, "", True)
+        found = self.window(text, 0, "", True, -1)
         assert found is not None
         return found
 
-    def window(self, text: str, ahead: str, final: bool) -> Encoded | None:
+    def window(
+        self, text: str, skip: i64, ahead: str, final: bool, piece_end: i64
+    ) -> Encoded | None:
         n: i64 = len(text)
-        pieces = self.pieces.split(text + ahead if ahead else text)
-        ids: list[int] = []
-        lens = vec[i32]()
-        joins = vec[u8]()
+        full = text + ahead if ahead else text
+        out = Encoded([], vec[i32](), vec[u8]())
         pos: i64 = 0
-        for piece in pieces:
+        for piece in self.pieces.split(full):
             if pos >= n:
                 break
+            start: i64 = pos
             pos += len(piece)
+            if pos <= skip:
+                return None  # the new text cuts inside what was one piece
             if pos > n:
-                return None
-            got = self.piece_tokens(piece)
-            m: i64 = len(got.ids)
-            i: i64 = 0
-            while i < m:
-                ids.append(int(got.ids[i]))
-                lens = append(lens, got.lens[i])
-                joins = append(joins, got.joins[i])
-                i += 1
-        if pos != n or (not final and reach_after(ahead) > len(ahead)):
+                # The window ends inside this piece: only where an old piece ended the same way.
+                if pos != piece_end or (not final and reach_after(full[pos:]) > len(full) - pos):
+                    return None
+                self._add_part(piece, max(skip - start, 0), n - start, out)
+                return out
+            if skip > start:
+                self._add_part(piece, skip - start, len(piece), out)
+            else:
+                _extend(out, self.piece_tokens(piece))
+        if pos != n or piece_end >= 0 or (not final and reach_after(ahead) > len(ahead)):
             return None
-        return Encoded(ids, lens, joins)
+        return out
 
     def reach_after(self, text: str) -> i64:
         return reach_after(text)
@@ -103,9 +111,48 @@ class ByteLevelFamily(Family):
         if found is not None:
             return found
         raw: list[int] = self.enc._encode_single_piece(piece)
+        found = self._columns(raw, False, not short)
+        if short:
+            cache.put(piece, found)
+        return found
+
+    def _add_part(self, piece: str, lo: i64, hi: i64, out: Encoded) -> None:
+        """Appends the BPE of piece[lo:hi], a part of a long piece that a window edge cuts."""
+        part = piece[lo:hi]
+        data = part.encode("utf-8")
+        # tiktoken returns a piece that is a token as that token without merging; a part is not
+        # a piece, so it gets the merges alone.
+        raw: list[int] = (
+            self.ranks_bpe(data) if data in self.ranks else self.enc._encode_single_piece(part)
+        )
+        _extend(out, self._columns(raw, lo > 0, len(piece) > CACHED_SEGMENT_CHARS))
+
+    def ranks_bpe(self, data: bytes) -> list[int]:
+        """tiktoken's byte-pair merge of data (the lowest-ranked pair first, leftmost on ties),
+        for the short parts where tiktoken would take the whole as one token instead."""
+        parts: list[bytes] = [data[i : i + 1] for i in range(len(data))]
+        ranks = self.ranks
+        while len(parts) > 1:
+            best: i64 = -1
+            best_rank: i64 = 1 << 62
+            i: i64 = 0
+            while i + 1 < len(parts):
+                r = ranks.get(parts[i] + parts[i + 1])
+                if r is not None and r < best_rank:
+                    best_rank = r
+                    best = i
+                i += 1
+            if best < 0:
+                break
+            parts[best : best + 2] = [parts[best] + parts[best + 1]]
+        return [ranks[p] for p in parts]
+
+    def _columns(self, raw: list[int], starts_inside: bool, long: bool) -> CachedTokens:
+        """The token store's columns for the tiktoken ranks of (a part of) one piece."""
         table = self.vocab.piece_len
         flags = self.vocab.flags
         off: i64 = self.id_offset
+        later: i64 = JOIN_INNER if long else JOIN_EDGE
         m: i64 = len(raw)
         ids = vec[i32](capacity=m)
         lens = vec[i32](capacity=m)
@@ -116,13 +163,20 @@ class ByteLevelFamily(Family):
             ids = append(ids, i32(t))
             lens = append(lens, table[t])
             join: i64 = 0
-            if i > 0:
-                join = JOIN_EDGE
-                if (flags[t] & FLAG_CONTINUATION) != 0:
-                    join |= JOIN_CHARACTER
+            if (flags[t] & FLAG_CONTINUATION) != 0:
+                join = JOIN_EDGE | JOIN_CHARACTER
+            elif i > 0 or starts_inside:
+                join = later
             joins = append(joins, u8(join))
             i += 1
-        found = CachedTokens(ids, lens, joins)
-        if short:
-            cache.put(piece, found)
-        return found
+        return CachedTokens(ids, lens, joins)
+
+
+def _extend(out: Encoded, got: CachedTokens) -> None:
+    m: i64 = len(got.ids)
+    i: i64 = 0
+    while i < m:
+        out.ids.append(int(got.ids[i]))
+        out.lens = append(out.lens, got.lens[i])
+        out.joins = append(out.joins, got.joins[i])
+        i += 1

@@ -31,6 +31,9 @@ from tokenline.core.vocab import Vocabulary
 # show such tokens as one unit).
 JOIN_EDGE: Final = 1
 JOIN_CHARACTER: Final = 2
+# A window edge may sit before the token, but it is inside a long pre-token, not at a cut: it is
+# checked as a BPE edge there (Algorithm 3 within the piece).
+JOIN_INNER: Final = 4
 
 
 class Encoded:
@@ -101,9 +104,15 @@ class Family:
         """Ids, lengths and joins of `text`: normalized text (a window) or original text."""
         raise NotImplementedError
 
-    def window(self, text: str, ahead: str, final: bool) -> Encoded | None:
-        """The tokens of a window of normalized text, given the text after it (`final`: ahead
-        runs to the end of the text); None when the window's end is not a cut of that text."""
+    def window(
+        self, text: str, skip: i64, ahead: str, final: bool, piece_end: i64
+    ) -> Encoded | None:
+        """The tokens of text[skip:], a window of normalized text that a pre-tokenizing family
+        cuts from text's start, given the text after it (`final`: ahead runs to the end).
+
+        The window's end must be a cut, or, when piece_end >= 0, lie inside a piece that ends
+        exactly there (offsets in text). None when it is neither, or when text cuts at or
+        before skip > 0 (the window was to start inside a piece)."""
         return self.tokens(text, True)
 
     def reach_after(self, text: str) -> i64:

@@ -49,10 +49,7 @@ class ModelSource:
         """The model in this file (ModelError when it cannot be used)."""
         if self.kind == "tiktoken":
             return load_tiktoken(self.path)
-        if self.kind == "tekken":
-            model = load_tekken(self.path)
-        else:
-            model = load_model_file(self.path)
+        model = load_tekken(self.path) if self.kind == "tekken" else load_model_file(self.path)
         if self.name is not None:
             model.name = self.name
         return model

@@ -28,7 +28,7 @@ from typing import Final
 from librt.vecs import append, extend, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import JOIN_EDGE, Encoded, Family
+from tokenline.core.family import JOIN_EDGE, JOIN_INNER, Encoded, Family
 from tokenline.core.normalizer import Normalization
 from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens, Segmenter
 from tokenline.core.tokens import TokenStore
@@ -296,17 +296,13 @@ class Retokenizer:
                 return False
             a: i64 = near.start(wl) if w.move_left else w.a_fixed
             b: i64 = near.start(wr) + w.delta if w.move_right else w.b_fixed
-            text = w.head + self.norm.slice(a, b) + w.tail
             found: Encoded | None = None
             ok_l: bool = not w.move_left or wl == 0
             ok_r: bool = not w.move_right or wr >= ntok
             if self.family.pretokens:
-                # Edges sit only at old cuts: the left holds if the new text still cuts there,
-                # the right if the window, read on into the text after it, cuts at its end.
-                found = self._window(w, text, b, ok_r)
-                ok_l = ok_l or self._cut_before(w, a)
-                ok_r = found is not None
+                found, ok_l, ok_r = self._piece_window(w, near, wl, wr, a, b)
             else:
+                text = w.head + self.norm.slice(a, b) + w.tail
                 found = self._tokens(text, True)
                 ok_l = ok_l or (near.left_edge_holds(found, wl) and self._cut_before(w, a))
                 ok_r = ok_r or (
@@ -327,16 +323,44 @@ class Retokenizer:
         self.encoded_chars += len(text)
         return self.family.tokens(text, normalized)
 
-    def _window(self, w: Window, text: str, b: i64, final: bool) -> Encoded | None:
-        """A pre-tokenizing family's window, read on past its end b (normalized) as far as the
-        text it is cut from goes; None when its end is not a cut of that text."""
-        self.encode_calls += 1
-        self.encoded_chars += len(text)
-        if final:
-            return self.family.window(text, "", True)
+    def _piece_window(
+        self, w: Window, near: Neighborhood, wl: i64, wr: i64, a: i64, b: i64
+    ) -> tuple[Encoded | None, bool, bool]:
+        """A pre-tokenizing family's try at window [a, b): (tokens, left holds, right holds).
+
+        An edge at an old cut holds if the new text still cuts there: the left if what decided
+        the cut lies before the edit, the right if the window, read on into the text after it,
+        cuts at its end. An edge inside a long piece (JOIN_INNER) holds if the piece keeps its
+        start and end and the window's edge symbol is the old one there (Algorithm 3 within the
+        piece); the window is then cut from the piece's start.
+        """
+        ntok: i64 = self.toks.size()
+        inner_l: bool = w.move_left and wl > 0 and near.inner(wl)
+        inner_r: bool = w.move_right and wr < ntok and near.inner(wr)
+        if w.ns == NO_EDIT and (inner_l or inner_r):
+            return None, not inner_l, not inner_r  # selections widen to cuts
+        start: i64 = near.start(near.piece_start(wl)) if inner_l else a
         limit: i64 = w.limit if w.limit >= 0 else self.norm.length()
-        end: i64 = min(limit, b + self.family.ahead_chars)
-        return self.family.window(text, self.norm.slice(b, end), end >= limit)
+        end: i64 = b
+        piece_end: i64 = -1
+        if inner_r:
+            piece_end = near.start(near.piece_end(wr)) + w.delta
+            end = min(limit, piece_end + self.family.ahead_chars)
+            piece_end -= start
+        elif w.move_right and wr < ntok:
+            end = min(limit, b + self.family.ahead_chars)
+        self.encode_calls += 1
+        self.encoded_chars += b - a
+        found = self.family.window(
+            self.norm.slice(start, b), a - start, self.norm.slice(b, end), end >= limit, piece_end
+        )
+        ok_l: bool = not w.move_left or wl == 0 or self._cut_before(w, start)
+        if found is None:
+            return None, ok_l and not inner_l, False
+        if inner_l:
+            ok_l = ok_l and near.left_edge_holds(found, wl)
+        ok_r: bool = not inner_r or near.right_edge_holds(found, wr)
+        return found, ok_l, ok_r
 
     def _cut_before(self, w: Window, a: i64) -> bool:
         """Normalized offset a, an old token boundary, is also a cut of the new text."""
@@ -465,6 +489,31 @@ class Neighborhood:
         if len(self.joins) > 0:
             return (self.joins[k - self.k0] & JOIN_EDGE) != 0
         return self.lens[k - self.k0] == 0
+
+    def inner(self, k: i64) -> bool:
+        """Old token k starts no piece but may carry a window edge (inside a long piece)."""
+        self._cover(k + 1)
+        self._cover(k)
+        return len(self.joins) > 0 and (self.joins[k - self.k0] & JOIN_INNER) != 0
+
+    def _in_piece(self, k: i64) -> bool:
+        self._cover(k + 1)
+        self._cover(k)
+        return (self.joins[k - self.k0] & (JOIN_EDGE | JOIN_INNER)) != 0
+
+    def piece_start(self, k: i64) -> i64:
+        """The first token of the piece that holds old token k."""
+        while k > 0 and self._in_piece(k):
+            k -= 1
+        return k
+
+    def piece_end(self, k: i64) -> i64:
+        """The first token of the next piece after old token k's (size() at the end)."""
+        n: i64 = self.toks.size()
+        k += 1
+        while k < n and self._in_piece(k):
+            k += 1
+        return k
 
     def boundary_down(self, k: i64) -> i64:
         """k moved down until a merge symbol starts at token k (no character or symbol split)."""

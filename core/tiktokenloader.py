@@ -48,15 +48,20 @@ def load_tiktoken(spec: str) -> Model:
         raise ModelError(spec, "not a tiktoken encoding or OpenAI model name")
     try:
         enc = tiktoken.get_encoding(name)
-    except Exception as exc:  # noqa: BLE001 - network, cache and hash errors alike
+    except Exception as exc:  # network, cache and hash errors alike
         cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
         where = f"TIKTOKEN_CACHE_DIR={cache}" if cache else "tiktoken's cache"
         raise ModelError(
             spec, f"tiktoken could not load {name} (not in {where}, and fetching it failed: {exc})"
         ) from exc
     label = spec if spec == name else f"{spec} ({name})"
+    return model_from_encoding(enc, label)
+
+
+def model_from_encoding(enc: Any, name: str | None = None) -> Model:
+    """A Model for a tiktoken Encoding object (one of tiktoken's, or one built by hand)."""
     vocab = _vocabulary(_token_bytes(enc), {v: k for k, v in enc._special_tokens.items()}, 0)
-    return _model(label, name, "tiktoken", vocab, enc, enc._pat_str, 0)
+    return _model(name or enc.name, enc.name, "tiktoken", vocab, enc, enc._pat_str, 0)
 
 
 def _token_bytes(enc: Any) -> list[bytes | None]:
@@ -81,11 +86,13 @@ def load_tekken(path: str | os.PathLike[str]) -> Model:
     except FileNotFoundError as exc:
         raise ModelError(where, "no such file") from exc
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ModelError(where, f"not a Tekken tokenizer file ({type(exc).__name__}: {exc})")
+        raise ModelError(
+            where, f"not a Tekken tokenizer file ({type(exc).__name__}: {exc})"
+        ) from exc
     name = Path(path).name
     enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     names = {i: _special_name(data, i) for i in range(specials)}
-    by_rank: list[bytes | None] = [None] * specials + [None] * size
+    by_rank: list[bytes | None] = [None] * (specials + size)
     for token, rank in ranks.items():
         by_rank[specials + rank] = token
     vocab = _vocabulary(by_rank, names, specials)
@@ -125,7 +132,7 @@ def _vocabulary(tokens: list[bytes | None], specials: dict[int, str], offset: in
 def _model(
     label: str, path: str, kind: str, vocab: Vocabulary, enc: Any, pattern: str, offset: int
 ) -> Model:
-    family = ByteLevelFamily(vocab, enc, pattern, offset)
+    family = ByteLevelFamily(vocab, enc, enc._mergeable_ranks, pattern, offset)
     if reads_little(pattern):
         family.use_pieces()
     else:

@@ -1,0 +1,245 @@
+"""Byte-level BPE (tiktoken encodings, Tekken): after every edit, Document.ids() equals the
+reference library's encode of the whole text, and selection counts equal encoding the selection.
+
+Runs over OpenAI's o200k_base and cl100k_base (tiktoken's encode_ordinary), Mistral's Tekken
+(mistral-common's Tekkenizer) and many generated rank vocabularies per run. One mismatch is a bug.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import regex
+import tiktoken
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import shared_file
+from tests.core import tiktokenkit
+from tests.core.strategies import CJK, CODE, COMBINING, EMOJI, LETTERS, edit_ops, texts
+from tokenline.core import Document, ModelError, load_model, pretokens
+from tokenline.core.tiktokenloader import model_from_encoding
+
+Encoder = Callable[[str], list[int]]
+# Every generated vocabulary class the zoo visited in this run, and how often.
+SEEN: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="module")
+def tiktoken_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiktokenkit.seed_cache(tmp_path_factory.mktemp("tiktoken-cache"))
+
+
+@pytest.fixture(scope="module")
+def references(tiktoken_cache: Path) -> dict[str, tuple[Document, Encoder]]:
+    """Each real encoding as a (document on it, reference encoder) pair."""
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    out: dict[str, tuple[Document, Encoder]] = {}
+    for name in ("o200k_base", "cl100k_base"):
+        enc = tiktoken.get_encoding(name)
+        out[name] = (Document(load_model(name)), enc.encode_ordinary)
+    tekken = shared_file("models", "tekken_240911.json")
+    tk = Tekkenizer.from_file(str(tekken))
+
+    def tekken_encode(text: str) -> list[int]:
+        return list(tk.encode(text, bos=False, eos=False))
+
+    out["tekken"] = (Document(load_model(str(tekken))), tekken_encode)
+    return out
+
+
+def check_sequence(doc: Document, encode: Encoder, text: str, data: st.DataObject) -> None:
+    doc.set_text(text)
+    assert doc.ids() == encode(text)
+    for _ in range(data.draw(st.integers(1, 20), label="steps")):
+        start, end, new = data.draw(edit_ops(doc.length()), label="edit")
+        expected = doc.text[:start] + new + doc.text[end:]
+        doc.edit(start, end, new)
+        assert doc.text == expected
+        assert doc.ids() == encode(expected), (start, end, new)
+    check_spans(doc)
+    a = data.draw(st.integers(0, doc.length()), label="sel start")
+    b = data.draw(st.integers(a, doc.length()), label="sel end")
+    assert doc.encode_range(a, b) == encode(doc.text[a:b])
+
+
+def check_spans(doc: Document) -> None:
+    """Token spans partition the text."""
+    spans = doc.spans(0, len(doc))
+    assert spans[:1] in ([], [0]) and (not spans or spans[-1] == doc.length())
+    assert all(spans[i] == spans[i + 1] for i in range(1, len(spans) - 1, 2))
+
+
+REAL = ["o200k_base", "cl100k_base", "tekken"]
+
+
+@pytest.mark.parametrize("name", REAL)
+@given(text=texts(), data=st.data())
+def test_edits_match_reference(
+    references: dict[str, tuple[Document, Encoder]], name: str, text: str, data: st.DataObject
+) -> None:
+    doc, encode = references[name]
+    check_sequence(doc, encode, text, data)
+
+
+@pytest.mark.parametrize("name", REAL)
+@given(data=st.data())
+def test_edits_on_prose(
+    references: dict[str, tuple[Document, Encoder]], botchan: str, name: str, data: st.DataObject
+) -> None:
+    start = data.draw(st.integers(0, len(botchan) - 3000), label="offset")
+    doc, encode = references[name]
+    check_sequence(doc, encode, botchan[start : start + 3000], data)
+
+
+long_piece = st.tuples(
+    st.sampled_from(["a", "ab", "0", " ", "\n", "=", "中", "😀", "aB", "1a", "'s", "\t "]),
+    st.integers(50, 700),
+).map(lambda t: t[0] * t[1])
+unspaced = st.lists(
+    st.one_of(
+        st.sampled_from([f for f in CJK + EMOJI + COMBINING + LETTERS + CODE if " " not in f]),
+        st.characters(codec="utf-8").map(str),
+        long_piece,
+    ),
+    min_size=1,
+    max_size=30,
+).map("".join)
+
+
+@pytest.mark.parametrize("name", REAL)
+@given(runs=st.lists(unspaced, min_size=1, max_size=4), data=st.data())
+def test_long_runs_and_pieces(
+    references: dict[str, tuple[Document, Encoder]],
+    name: str,
+    runs: list[str],
+    data: st.DataObject,
+) -> None:
+    # Long pieces (base64, 'a' * n, digit groups, runs of white space) and runs without spaces.
+    doc, encode = references[name]
+    check_sequence(doc, encode, data.draw(st.sampled_from([" ", "\n", ""])).join(runs), data)
+
+
+@given(seed=st.integers(0, 10**9), text=texts(), data=st.data())
+def test_generated_vocabularies(botchan: str, seed: int, text: str, data: st.DataObject) -> None:
+    # A fresh rank vocabulary per example: its pattern, where its merges come from (corpus
+    # bigrams, random pairs, runs, partial UTF-8 characters) and the order of its ranks.
+    enc, cls = tiktokenkit.generated(seed, botchan)
+    SEEN[cls] += 1
+    doc = Document(model_from_encoding(enc))
+    assert doc.model.incremental
+    check_sequence(doc, enc.encode_ordinary, text, data)
+
+
+def test_the_generator_reaches_every_class(botchan: str) -> None:
+    classes = {tiktokenkit.generated(seed, botchan)[1] for seed in range(72)}
+    wanted = {
+        f"{p}/{s}/{o}"
+        for p in tiktokenkit.PATTERNS
+        for s in tiktokenkit.SOURCES
+        for o in tiktokenkit.ORDERS
+    }
+    assert wanted - classes == set()
+
+
+@pytest.mark.parametrize("name", sorted(tiktokenkit.PATTERNS))
+@given(text=texts(12), data=st.data())
+def test_a_cut_depends_only_on_what_reach_after_covers(
+    name: str, text: str, data: st.DataObject
+) -> None:
+    # The premise of every edit: an old cut survives any change beyond reach_after of it.
+    rx = regex.compile(tiktokenkit.PATTERNS[name])
+    cuts = _cuts(rx, text)
+    x = data.draw(st.sampled_from(sorted(cuts)), label="cut")
+    keep = x + pretokens.reach_after(text[x:])
+    if keep > len(text):
+        return
+    tail = data.draw(texts(4), label="new tail")
+    changed = text[:keep] + tail
+    assert x in _cuts(rx, changed), (text[:keep], tail)
+
+
+def _cuts(rx: regex.Pattern[str], text: str) -> set[int]:
+    out = {0}
+    pos = 0
+    for piece in rx.findall(text):
+        pos += len(piece)
+        out.add(pos)
+    assert pos == len(text), "the pattern skipped characters"
+    return out
+
+
+def test_tekken_ids_are_mistral_commons(references: dict[str, tuple[Document, Encoder]]) -> None:
+    doc, encode = references["tekken"]
+    doc.set_text("Hello, world! 日本語のテキスト 😀 [INST] <s>")
+    assert doc.ids() == encode(doc.text)
+    assert min(doc.ids()) >= 1000  # shifted past Mistral's special tokens
+
+
+def test_a_split_character_is_one_group(references: dict[str, tuple[Document, Encoder]]) -> None:
+    doc = references["cl100k_base"][0]
+    enc = tiktoken.get_encoding("cl100k_base")
+    split = next(c for c in "鬱龘靐齉𠀋😀🧑" if len(enc.encode_ordinary(c)) > 1)
+    doc.set_text(f"a {split}b")
+    first, end = doc.group(doc.token_at(2))
+    assert end - first > 1
+    assert doc.token_start(first) <= 2 and doc.token_span(end - 1)[1] >= 3
+    assert (
+        b"".join(enc.decode_single_token_bytes(t) for t in doc.ids_between(first, end))
+        .decode("utf-8")
+        .endswith(split)
+    )
+
+
+def test_model_names_and_errors(tiktoken_cache: Path, tmp_path: Path) -> None:
+    model = load_model("gpt-4o")
+    assert model.name == "gpt-4o (o200k_base)" and model.incremental
+    assert load_model("cl100k_base").vocab_size == tiktoken.get_encoding("cl100k_base").n_vocab
+    bad = tmp_path / "tekken_bad.json"
+    bad.write_text('{"config": {}}')
+    with pytest.raises(ModelError, match="not a Tekken tokenizer file"):
+        load_model(str(bad))
+    with pytest.raises(ModelError, match="no such file"):
+        load_model(str(tmp_path / "tekken_missing.json"))
+
+
+def test_an_unknown_pattern_re_encodes_whole() -> None:
+    base = tiktoken.Encoding(
+        "odd",
+        pat_str=r"\p{L}+(?=\s{3})|\S+|\s+",
+        mergeable_ranks={bytes([b]): b for b in range(256)} | {b"ab": 256},
+        special_tokens={},
+    )
+    doc = Document(model_from_encoding(base), "ab   ab ab")
+    assert not doc.model.incremental and "pattern" in doc.model.mode_note
+    rng = random.Random(5)
+    for _ in range(50):
+        a = rng.randrange(doc.length() + 1)
+        doc.edit(a, a, rng.choice(["a", "b", " ", "  "]))
+        assert doc.ids() == base.encode_ordinary(doc.text)
+
+
+@pytest.mark.parametrize("name", REAL)
+@given(data=st.data())
+def test_edits_inside_one_long_piece(
+    references: dict[str, tuple[Document, Encoder]], name: str, data: st.DataObject
+) -> None:
+    # One piece of thousands of characters (lower-case letters, or a run of one character):
+    # windows sit between its tokens and are checked as BPE edges, the piece cut from its start.
+    doc, encode = references[name]
+    rng = random.Random(data.draw(st.integers(0, 10**6), label="seed"))
+    alphabet = data.draw(st.sampled_from(["abcdefghij", "a", "é", "ab", "z中"]), label="letters")
+    body = "".join(rng.choice(alphabet) for _ in range(rng.choice([200, 3000])))
+    doc.set_text(f"x = {body} end")
+    for _ in range(data.draw(st.integers(1, 15), label="steps")):
+        at = data.draw(st.integers(4, doc.length() - 4), label="at")
+        cut = data.draw(st.integers(0, 3), label="cut")
+        new = data.draw(st.sampled_from(["", "q", alphabet[:1], "xy", " ", "Q", "1", "'s"]))
+        expected = doc.text[:at] + new + doc.text[at + cut :]
+        doc.edit(at, at + cut, new)
+        assert doc.ids() == encode(expected), (at, cut, new)
