@@ -243,3 +243,17 @@ def test_edits_inside_one_long_piece(
         expected = doc.text[:at] + new + doc.text[at + cut :]
         doc.edit(at, at + cut, new)
         assert doc.ids() == encode(expected), (at, cut, new)
+
+
+def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
+    references: dict[str, tuple[Document, Encoder]],
+) -> None:
+    doc, encode = references["o200k_base"]
+    rng = random.Random(3)
+    doc.set_text("x = " + "".join(rng.choice("abcdefgh") for _ in range(20_000)) + "\n")
+    before = doc.engine.encoded_chars
+    for at in (5_000, 12_345, 19_990):
+        doc.edit(at, at + 1, "q")
+    assert doc.ids() == encode(doc.text)
+    # Three windows of a few tokens each, not three BPEs of the 20,000-character piece.
+    assert doc.engine.encoded_chars - before < 300
