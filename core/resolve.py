@@ -65,7 +65,8 @@ def resolve_model(
     A path that does not exist resolves to itself; loading it then says "no such file".
     """
     if isinstance(spec, os.PathLike):
-        return ModelSource(str(_against(Path(os.fspath(spec)), base_dir)))
+        path = _against(Path(os.fspath(spec)), base_dir)
+        return ModelSource(str(path), None, "tekken" if is_tekken_file(path) else "sentencepiece")
     text = (spec or "").strip()
     if not text:
         return ModelSource(str(bundled_model_path(BUNDLED_DEFAULT)), BUNDLED_DEFAULT)
