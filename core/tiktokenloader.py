@@ -54,8 +54,8 @@ def load_tiktoken(spec: str) -> Model:
     try:
         enc = tiktoken.get_encoding(name)
     except Exception as exc:  # network, cache and hash errors alike
-        cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-        where = f"TIKTOKEN_CACHE_DIR={cache}" if cache else "tiktoken's cache"
+        cache = tiktoken_cache_dir()
+        where = f"tiktoken's cache {cache}" if cache else "tiktoken's cache, which is off"
         raise ModelError(
             spec, f"tiktoken could not load {name} (not in {where}, and fetching it failed: {exc})"
         ) from exc
