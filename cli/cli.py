@@ -37,8 +37,9 @@ RESET = "\x1b[0m"
 DIM = "\x1b[2m"
 
 MODEL_HELP = (
-    "a SentencePiece .model file, a bundled model name, or a Hugging Face repo id in the local "
-    f"cache (default: {BUNDLED_DEFAULT})"
+    "a bundled model name, a tiktoken encoding or OpenAI model name (o200k_base, gpt-4o; from "
+    "tiktoken's cache), a SentencePiece .model file, a Mistral tekken*.json file, or a Hugging "
+    f"Face repo id in the local cache (default: {BUNDLED_DEFAULT})"
 )
 
 
@@ -233,15 +234,19 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def render(doc: Document, color: bool) -> str:
-    """The document's text with alternating colours (or '|') at token boundaries."""
+    """The document's text with alternating colours (or '|') at token boundaries; tokens that
+    share a character (Document.group: byte fallback, byte-level BPE) are shown as one."""
     spans = doc.spans(0, len(doc))
     text = doc.text
     parts: list[str] = []
     shade = 0
-    for k in range(len(doc)):
-        start, end = spans[2 * k], spans[2 * k + 1]
+    k = 0
+    while k < len(doc):
+        last = max(k, int(doc.group(k)[1]) - 1)
+        start, end = spans[2 * k], spans[2 * last + 1]
+        k = last + 1
         if start == end:
-            continue  # a byte token's continuation or a lone dummy prefix: no character
+            continue  # a lone dummy prefix: no character
         piece = text[start:end]
         if color:
             # Colour each line's part separately so that backgrounds never run to the margin.

@@ -2,8 +2,9 @@
 it names, the budget its path matches, and the count.
 
 Precedence, as ruff and black have it: command-line options, then the project configuration,
-then the defaults. Counting is the model's one-shot SentencePiece encoding (`Model.encode`,
-exactly what a core Document holds for the same text, without its per-edit bookkeeping).
+then the defaults. Counting is the model's one-shot encoding by its reference library
+(`Model.encode`, exactly what a core Document holds for the same text, without its per-edit
+bookkeeping).
 """
 
 from __future__ import annotations
@@ -85,20 +86,23 @@ class Measurer:
         return self.finder.config_for(Path.cwd() if path == "-" else Path(path))
 
     def model(self, spec: str | None, base_dir: Path | None = None) -> Model:
-        """The model a spec names (tokenline.core.resolve_model: a bundled name, a path relative
-        to base_dir, a Hugging Face repo id in the local cache), each file loaded once."""
+        """The model a spec names (tokenline.core.resolve_model: a bundled name, a tiktoken
+        encoding or OpenAI model name, a path relative to base_dir, a Hugging Face repo id in the
+        local cache), each file loaded once."""
         text = (spec or "").strip()
         known = self._by_spec.get((text, base_dir))
         if known is not None:
             return known
-        if text and text not in bundled_models() and not _names_a_file(text, base_dir):
+        source = resolve_model(text, base_dir)
+        named = source.kind == "tiktoken"
+        if text and text not in bundled_models() and not (named or _names_a_file(text, base_dir)):
             raise ModelError(
                 text,
-                f"neither a bundled model ({', '.join(sorted(bundled_models()))}), "
-                "a .model file nor a Hugging Face repo id",
+                f"neither a bundled model ({', '.join(sorted(bundled_models()))}), a tiktoken "
+                "encoding (o200k_base, cl100k_base, ...), a tokenizer file nor a Hugging Face "
+                "repo id",
             )
-        source = resolve_model(text, base_dir)
-        key = os.path.realpath(source.path)
+        key = source.path if named else os.path.realpath(source.path)
         if key not in self._models:
             self._models[key] = source.load()
         self._by_spec[(text, base_dir)] = self._models[key]
@@ -141,6 +145,6 @@ class Measurer:
 def _names_a_file(spec: str, base_dir: Path | None) -> bool:
     """Whether a spec that is not a bundled name can name a file or a repo id (else it is a
     typo of a bundled name, better said as such than as "no such file")."""
-    if spec.endswith(".model") or "/" in spec or os.sep in spec:
+    if spec.endswith((".model", ".json")) or "/" in spec or os.sep in spec:
         return True
     return (Path(base_dir) / spec if base_dir else Path(spec)).exists()

@@ -7,6 +7,7 @@ doc.edit(start, end, new_text)    # code-point offsets into the current text
 doc.ids(), len(doc), doc.text
 doc.group(k)                      # tokens that share a character with token k
 model.token_kind(id)              # TOKEN_BYTE | TOKEN_SPECIAL | TOKEN_UNKNOWN | TOKEN_WHITESPACE
+model.token_bytes(id)             # the bytes a token stands for (b"\xe4" for <0xE4>)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tokenline.core.loader import (
 )
 from tokenline.core.model import Model
 from tokenline.core.resolve import (
+    LISTED_FILES,
     ModelSource,
     find_in_hf_cache,
     hf_cached_repos,
@@ -30,6 +32,7 @@ from tokenline.core.resolve import (
     resolve_model,
 )
 from tokenline.core.rope import UTF8, UTF16, UTF32, count_breaks, units8, units16, utf8_width
+from tokenline.core.tiktokenloader import cached_tiktoken_encodings, tiktoken_cache_dir
 from tokenline.core.vocab import FLAG_BYTE as TOKEN_BYTE
 from tokenline.core.vocab import FLAG_SPECIAL as TOKEN_SPECIAL
 from tokenline.core.vocab import FLAG_UNKNOWN as TOKEN_UNKNOWN
@@ -42,6 +45,7 @@ COMPILED: bool = not _document.__file__.endswith(".py")
 __all__ = [
     "BUNDLED_DEFAULT",
     "COMPILED",
+    "LISTED_FILES",
     "TOKEN_BYTE",
     "TOKEN_SPECIAL",
     "TOKEN_UNKNOWN",
@@ -55,6 +59,7 @@ __all__ = [
     "ModelSource",
     "bundled_model_path",
     "bundled_models",
+    "cached_tiktoken_encodings",
     "count_breaks",
     "find_in_hf_cache",
     "hf_cached_repos",
@@ -62,6 +67,7 @@ __all__ = [
     "load_model",
     "load_model_file",
     "resolve_model",
+    "tiktoken_cache_dir",
     "units8",
     "units16",
     "utf8_width",

@@ -65,6 +65,15 @@ class ByteLevelFamily(Family):
             return [x + off for x in ids]
         return ids
 
+    def token_bytes(self, token_id: i64) -> bytes:
+        """The token's bytes, from tiktoken (a special token or a hole: its name in UTF-8)."""
+        if 0 <= token_id < self.vocab.size() and not self.vocab.is_special(token_id):
+            try:
+                return bytes(self.enc.decode_single_token_bytes(token_id - self.id_offset))
+            except (KeyError, ValueError):
+                pass
+        return self.vocab.piece(token_id).encode("utf-8")
+
     def tokens(self, text: str, normalized: bool) -> Encoded:
         found = self.window(text, 0, "", True, -1)
         assert found is not None

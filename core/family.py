@@ -120,6 +120,11 @@ class Family:
         than len(text) when text does not settle it)."""
         return self.edge_reach
 
+    def token_bytes(self, token_id: i64) -> bytes:
+        """The bytes of the text a token stands for (here its piece in UTF-8: families whose pieces
+        are not plain text, such as SentencePiece's "▁" and byte pieces, override this)."""
+        return self.vocab.piece(token_id).encode("utf-8")
+
     def lands_on(self, text: str, start: i64, target: i64) -> bool:
         """Whether the initial segmentation of `text`, cut from `start` (a known cut), cuts at
         `target`; text reaches `edge_reach` characters past target where it can."""

@@ -53,6 +53,11 @@ class Model:
     def piece(self, token_id: i64) -> str:
         return self.vocab.piece(token_id)
 
+    def token_bytes(self, token_id: i64) -> bytes:
+        """The bytes of the text the token stands for: a byte piece's byte, a byte-level token's
+        bytes (possibly part of a UTF-8 character), SentencePiece's "▁" as a space."""
+        return self.family.token_bytes(token_id)
+
     def token_kind(self, token_id: i64) -> i64:
         """TOKEN_BYTE, TOKEN_SPECIAL, TOKEN_UNKNOWN and TOKEN_WHITESPACE bits of a token."""
         return self.vocab.token_kind(token_id)

@@ -31,6 +31,8 @@ from tokenline.core.tiktokenloader import load_tekken, load_tiktoken, tiktoken_n
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 # The SentencePiece files a Hub repo may hold, the most common first.
 TOKENIZER_FILES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
+# What a model picker lists from the cache: those, and Hugging Face tokenizers (tokenizer.json).
+LISTED_FILES = (*TOKENIZER_FILES, "tokenizer.json")
 # How the Hub cache names a repo's folder: models--owner--name.
 HF_REPO_PREFIX = "models--"
 
@@ -63,7 +65,8 @@ def resolve_model(
     A path that does not exist resolves to itself; loading it then says "no such file".
     """
     if isinstance(spec, os.PathLike):
-        return ModelSource(str(_against(Path(os.fspath(spec)), base_dir)))
+        path = _against(Path(os.fspath(spec)), base_dir)
+        return ModelSource(str(path), None, "tekken" if is_tekken_file(path) else "sentencepiece")
     text = (spec or "").strip()
     if not text:
         return ModelSource(str(bundled_model_path(BUNDLED_DEFAULT)), BUNDLED_DEFAULT)
@@ -122,11 +125,14 @@ def hf_hub_cache() -> Path:
     return base / "huggingface" / "hub"
 
 
-def find_in_hf_cache(repo_id: str, cache: Path | None = None) -> Path | None:
-    """The tokenizer file of `repo_id` in the local cache: the `main` snapshot first, then any."""
+def find_in_hf_cache(
+    repo_id: str, cache: Path | None = None, names: tuple[str, ...] = TOKENIZER_FILES
+) -> Path | None:
+    """The tokenizer file of `repo_id` in the local cache: the `main` snapshot first, then any;
+    the first of `names` in a snapshot."""
     root = (cache or hf_hub_cache()) / (HF_REPO_PREFIX + repo_id.replace("/", "--"))
     for snapshot in _snapshots(root):
-        for name in TOKENIZER_FILES:
+        for name in names:
             tokenizer = snapshot / name
             if tokenizer.is_file():
                 return tokenizer
@@ -157,8 +163,11 @@ def _snapshots(repo_root: Path) -> list[Path]:
     return order
 
 
-def hf_cached_repos(cache: Path | None = None) -> list[tuple[str, Path]]:
-    """(repo id, tokenizer path) of every cached repo that has a SentencePiece tokenizer."""
+def hf_cached_repos(
+    cache: Path | None = None, names: tuple[str, ...] = TOKENIZER_FILES
+) -> list[tuple[str, Path]]:
+    """(repo id, tokenizer path) of every cached repo that has one of `names` (by default a
+    SentencePiece tokenizer; LISTED_FILES adds tokenizer.json)."""
     base = cache or hf_hub_cache()
     out: list[tuple[str, Path]] = []
     try:
@@ -169,7 +178,7 @@ def hf_cached_repos(cache: Path | None = None) -> list[tuple[str, Path]]:
         if not entry.name.startswith(HF_REPO_PREFIX):
             continue
         repo = entry.name[len(HF_REPO_PREFIX) :].replace("--", "/", 1)
-        found = find_in_hf_cache(repo, base)
+        found = find_in_hf_cache(repo, base, names)
         if found is not None:
             out.append((repo, found))
     return out

@@ -6,7 +6,7 @@ identity (windows are cut from already normalized text). Built by tokenline.core
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
@@ -16,6 +16,10 @@ from tokenline.core.normalizer import GeneralNorm, Normalization, NormRules, Tri
 from tokenline.core.rope import TextRope
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import LENGTH_IN_CONTEXT, Vocabulary
+
+# SentencePiece's visible space, and how a byte piece starts ("<0xE4>").
+SPACE_MARK: Final = "\u2581"
+BYTE_PIECE_PREFIX: Final = "<0x"
 
 
 class SentencePieceFamily(Family):
@@ -65,6 +69,16 @@ class SentencePieceFamily(Family):
 
     def encode(self, text: str) -> list[int]:
         return _encode(self.raw_full, self.sp_full, text)
+
+    def token_bytes(self, token_id: i64) -> bytes:
+        """A byte piece (`<0xE4>`) is that byte; any other piece is its text in UTF-8, with the
+        visible space "▁" as a space when the model escapes white space."""
+        piece = self.vocab.piece(token_id)
+        if self.vocab.is_byte(token_id) and piece.startswith(BYTE_PIECE_PREFIX):
+            return bytes([int(piece[len(BYTE_PIECE_PREFIX) : len(BYTE_PIECE_PREFIX) + 2], 16)])
+        if self.rules.escape_whitespaces:
+            piece = piece.replace(SPACE_MARK, " ")
+        return piece.encode("utf-8")
 
     def tokens(self, text: str, normalized: bool) -> Encoded:
         if normalized:

@@ -62,6 +62,9 @@ class Vocabulary:
     def is_byte(self, token_id: i64) -> bool:
         return (self.flags[token_id] & FLAG_BYTE) != 0
 
+    def is_special(self, token_id: i64) -> bool:
+        return (self.flags[token_id] & FLAG_SPECIAL) != 0
+
     def fixed_lengths(self, ids: list[int]) -> tuple[vec[i32], bool]:
         """Each token's length from the table, and whether some are only known in context."""
         n: i64 = len(ids)

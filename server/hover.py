@@ -13,12 +13,8 @@ from tokenline.server.positions import param, position_of
 from tokenline.server.text import fmt
 
 TOKEN_AT = "tokenline/tokenAt"
-# SentencePiece's visible space, and how hover shows it.
-SPACE_MARK = "\u2581"
+# How hover shows a space.
 SHOWN_SPACE = "␣"
-# A byte piece reads "<0xE2>": two hex digits after this prefix.
-BYTE_PIECE_PREFIX = "<0x"
-HEX_DIGITS = 2
 # Control characters, shown as escapes: below FIRST_PRINTABLE, and DELETE.
 FIRST_PRINTABLE = 0x20
 DELETE = "\x7f"
@@ -26,7 +22,7 @@ DELETE = "\x7f"
 
 @dataclass
 class TokenInfo:
-    index: int  # first token (0-based); a byte-fallback character spans index..last
+    index: int  # first token (0-based); tokens that share a character span index..last
     last: int
     total: int
     ids: list[int]
@@ -34,6 +30,7 @@ class TokenInfo:
     start: int
     end: int
     text: str
+    raw: list[bytes]  # each token's bytes (Model.token_bytes)
 
     @property
     def piece(self) -> str:
@@ -41,26 +38,37 @@ class TokenInfo:
 
 
 def token_info(doc: Document, offset: int) -> TokenInfo | None:
-    """The token holding the character at offset (all byte tokens of it for byte fallback)."""
+    """The token holding the character at offset, with every token that shares a character with
+    it (byte-fallback bytes, byte-level tokens that split a character's UTF-8 bytes)."""
     total = len(doc)
     if offset < 0 or offset >= int(doc.length()) or total == 0:
         return None
     k = int(doc.token_at(offset))
     if k >= total:
         return None
-    # A byte-fallback character's continuation bytes sit zero-width at its end.
     first, end = (int(x) for x in doc.group(k))
-    s, e = (int(x) for x in doc.token_span(first))
+    s = int(doc.token_span(first)[0])
+    e = int(doc.token_span(end - 1)[1])
     ids = [int(x) for x in doc.ids_between(first, end)]
-    pieces = [doc.model.piece(i) for i in ids]
-    return TokenInfo(first, end - 1, total, ids, pieces, s, e, doc.slice(s, e))
+    model = doc.model
+    pieces = [model.piece(i) for i in ids]
+    raw = [model.token_bytes(i) for i in ids]
+    return TokenInfo(first, end - 1, total, ids, pieces, s, e, doc.slice(s, e), raw)
 
 
-def readable_piece(piece: str, kind: int) -> str:
-    """A piece as a person reads it: "▁" as a visible space, bytes as hex."""
-    if kind & TOKEN_BYTE:
-        return piece  # already "<0xE2>"
-    return piece.replace(SPACE_MARK, SHOWN_SPACE)
+def _decoded(raw: bytes) -> str:
+    """A token's bytes as text, U+FFFD for a part of a character."""
+    return raw.decode("utf-8", errors="replace")
+
+
+def readable_piece(raw: bytes) -> str:
+    """A token's text as a person reads it: spaces visible, control characters escaped."""
+    return readable_text(_decoded(raw))
+
+
+def hex_bytes(raw: bytes) -> str:
+    """Bytes as lowercase hex pairs, "e4 b8"."""
+    return raw.hex(" ")
 
 
 def readable_text(text: str) -> str:
@@ -102,14 +110,15 @@ def hover_markdown(doc: Document, info: TokenInfo) -> str:
     else:
         where = f"token {fmt(info.index + 1)} of {fmt(info.total)}"
     if kind & TOKEN_BYTE:
-        hexes = " ".join(_byte_hex(p) for p in info.pieces if p.startswith(BYTE_PIECE_PREFIX))
-        piece = f"bytes {code(hexes)} (byte fallback: {code(info.piece)})"
-        ids = ", ".join(str(i) for i in info.ids)
-        id_line = f"ids {ids}"
+        hexes = " ".join(code(hex_bytes(b)) for b in info.raw)
+        piece = f"bytes {hexes}"
+        if info.piece != "".join(_decoded(b) for b in info.raw):
+            piece += f" (byte fallback: {code(info.piece)})"
+        id_line = f"ids {', '.join(str(i) for i in info.ids)}"
     else:
-        piece = code(readable_piece(info.piece, kind))
-        if SPACE_MARK in info.piece:
-            piece += f" (raw {code(info.piece)})"
+        piece = code(readable_piece(info.raw[0]))
+        if info.piece != _decoded(info.raw[0]):
+            piece += f" (raw {code(info.piece)})"  # SentencePiece's "▁"
         id_line = f"id {info.ids[0]}"
     kind_note = ""
     if kind & TOKEN_SPECIAL:
@@ -123,10 +132,6 @@ def hover_markdown(doc: Document, info: TokenInfo) -> str:
         f"piece {piece}\n\n"
         f"{chars}: {code(readable_text(info.text))} · model {model.name}"
     )
-
-
-def _byte_hex(piece: str) -> str:
-    return piece[len(BYTE_PIECE_PREFIX) : len(BYTE_PIECE_PREFIX) + HEX_DIGITS]
 
 
 def _position(doc: Document, offset: int, unit: int) -> types.Position:
@@ -143,6 +148,8 @@ def token_at_result(doc: Document, info: TokenInfo, unit: int) -> dict[str, obje
         "index": info.index,
         "total": info.total,
         "id": info.ids[0],
+        "ids": info.ids,
+        "bytes": [hex_bytes(b) for b in info.raw],
         "piece": info.piece,
         "text": info.text,
         "range": {

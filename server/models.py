@@ -1,15 +1,22 @@
 """The models documents are tokenized with: loaded once each, fallbacks, `tokenline/models`.
 
 What a `tokenline.model` setting names is decided by the core's resolver
-(`tokenline.core.resolve_model`: bundled name, path relative to the workspace folder, or Hugging
-Face repo id from the local cache); this module caches what it loads and, when a setting names
-nothing usable, keeps documents on a model that works.
+(`tokenline.core.resolve_model`: bundled name, tiktoken encoding or OpenAI model name, path
+relative to the workspace folder, or Hugging Face repo id from the local cache); this module caches
+what it loads and, when a setting names nothing usable, keeps documents on a model that works.
+
+`tokenline/models` lists what can be chosen without a download: the bundled models, the tiktoken
+encodings whose files are in tiktoken's cache, the tokenizer files (`tokenizer.json`,
+`tekken*.json`) in the workspace folders, and the Hugging Face cache's repos with a tokenizer.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections import deque
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
@@ -17,9 +24,11 @@ from lsprotocol import types
 
 from tokenline.core import (
     BUNDLED_DEFAULT,
+    LISTED_FILES,
     Model,
     ModelError,
     bundled_models,
+    cached_tiktoken_encodings,
     hf_cached_repos,
     resolve_model,
 )
@@ -32,6 +41,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("tokenline.server")
 
 MODELS = "tokenline/models"
+# The workspace walk for tokenizer files: folders it never enters, how deep it goes, how many
+# directories it reads at most, and how many files it lists at most.
+SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
+WALK_DEPTH = 6
+WALK_DIRS = 2000
+WALK_FOUND = 50
 
 
 class ModelCache:
@@ -43,7 +58,8 @@ class ModelCache:
     def get(self, setting: str, base_dir: str | None = None) -> Model:
         """The model a setting names (ModelError if it cannot be used)."""
         source = resolve_model(setting, base_dir)
-        key = os.path.realpath(source.path)
+        # A tiktoken encoding is named, not a file: its name is the key.
+        key = source.path if source.kind == "tiktoken" else os.path.realpath(source.path)
         model = self._models.get(key)
         if model is None:
             model = source.load()
@@ -52,15 +68,73 @@ class ModelCache:
         return model
 
 
-def model_choices() -> list[dict[str, str]]:
-    """What `tokenline/models` lists: bundled models, then repo ids in the local HF cache."""
+def model_choices(folders: Sequence[Path] = ()) -> list[dict[str, str]]:
+    """What `tokenline/models` lists: bundled models, cached tiktoken encodings, tokenizer files
+    in the workspace folders, then repos in the local Hugging Face cache."""
     out: list[dict[str, str]] = []
     for name in sorted(bundled_models()):
         desc = "bundled" + (", the default" if name == BUNDLED_DEFAULT else "")
-        out.append({"label": name, "value": name, "description": desc})
-    for repo, path in hf_cached_repos():
-        out.append({"label": repo, "value": repo, "description": f"Hugging Face cache: {path}"})
+        out.append(_choice("bundled", name, name, desc))
+    for name, path in cached_tiktoken_encodings():
+        out.append(_choice("tiktoken", name, name, f"tiktoken encoding, cached: {path}"))
+    for folder in folders:
+        for path in workspace_tokenizers(folder):
+            rel = path.relative_to(folder).as_posix()
+            # One folder: the path as the setting is read, relative to it (shareable).
+            value = rel if len(folders) == 1 else str(path)
+            what = "Tekken" if path.name != "tokenizer.json" else "Hugging Face tokenizer"
+            out.append(_choice("workspace", rel, value, f"{what} in {folder.name}"))
+    for repo, path in hf_cached_repos(names=LISTED_FILES):
+        out.append(_choice("huggingface", repo, repo, f"Hugging Face cache: {path}"))
     return out
+
+
+def _choice(kind: str, label: str, value: str, description: str) -> dict[str, str]:
+    return {"label": label, "value": value, "description": description, "kind": kind}
+
+
+def is_tokenizer_file(name: str) -> bool:
+    """A Hugging Face `tokenizer.json` or a Mistral `tekken*.json`."""
+    return name == "tokenizer.json" or (name.startswith("tekken") and name.endswith(".json"))
+
+
+def workspace_tokenizers(folder: Path) -> list[Path]:
+    """Tokenizer files under a workspace folder, in a bounded walk (WALK_DEPTH levels, WALK_DIRS
+    directories, WALK_FOUND files) that skips SKIPPED_DIRS and hidden folders."""
+    found: list[Path] = []
+    for root, files in _walk(folder):
+        found.extend(root / f for f in sorted(files) if is_tokenizer_file(f))
+        if len(found) >= WALK_FOUND:
+            break
+    return found[:WALK_FOUND]
+
+
+def _skipped(name: str) -> bool:
+    return name in SKIPPED_DIRS or name.startswith(".")
+
+
+def _walk(folder: Path) -> Iterator[tuple[Path, list[str]]]:
+    """(directory, its file names), breadth first within the walk's bounds."""
+    queue = deque([(folder, 0)])
+    seen = 0
+    while queue and seen < WALK_DIRS:
+        here, depth = queue.popleft()
+        seen += 1
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError:
+            continue
+        files: list[str] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if not is_dir:
+                files.append(entry.name)
+            elif depth < WALK_DEPTH and not _skipped(entry.name):
+                queue.append((Path(entry.path), depth + 1))
+        yield here, files
 
 
 def uri_path(uri: str) -> str | None:
@@ -84,7 +158,8 @@ class ModelsFeature(Feature):
         self.handle(MODELS, self.list_models)
 
     def list_models(self, params: Any) -> dict[str, list[dict[str, str]]]:
-        return {"models": model_choices()}
+        folders = [uri_path(f) for f in self.server.settings.folders()]
+        return {"models": model_choices([Path(f) for f in folders if f])}
 
     def forget_shown_errors(self) -> None:
         """New configuration: a model that still fails is reported again."""

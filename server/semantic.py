@@ -1,10 +1,12 @@
 """Token boundaries as LSP semantic tokens: the legend, and full, delta and range results.
 
 One semantic token per LLM token per line it touches, covering the token's characters on that line;
-line breaks are never covered. Byte-fallback tokens of one character are one semantic token: the
-core gives the character to the first (lead) byte token and makes the rest zero-width, and
-zero-width tokens get no semantic token. Types alternate tokenlineA, tokenlineB, ... along each
-line, starting with tokenlineA at the line's first semantic token, so touching neighbours differ.
+line breaks are never covered. Tokens that share a character are one semantic token, covering
+their characters together (the core's `Document.group`): byte-fallback bytes of one character,
+and byte-level tokens (tiktoken, Tekken) that split a character's UTF-8 bytes. Only such tokens
+are byte tokens (TOKEN_BYTE), so only those are looked up. Zero-width tokens get no semantic
+token. Types alternate tokenlineA, tokenlineB, ... along each line, starting with tokenlineA at
+the line's first semantic token, so touching neighbours differ.
 
 Deltas: the server remembers the last full result of each document (its data, where each line's
 semantic tokens start, and which lines begin inside a token). Edits record how many lines at the
@@ -183,17 +185,16 @@ def _encode_tokens(doc: Document, run: _Run, unit: int, lines: Lines, prev_col: 
     The hot loop of every semantic result: plain locals and comparisons, no calls per token.
     """
     text, starts, ends, a, n_text = run.text, run.starts, run.ends, run.start, len(run.text)
-    k0 = int(doc.token_at(a))
-    k1 = min(int(doc.token_at(run.end - 1)) + 1, len(doc))
-    spans = doc.spans(k0, k1)
-    kinds = [doc.model.token_kind(i) for i in doc.ids_between(k0, k1)]
+    k0 = int(doc.group(doc.token_at(a))[0])
+    k1 = min(int(doc.group(doc.token_at(run.end - 1))[1]), len(doc))
+    spans, kinds = _units(doc, k0, k1)
     ascii_text = unit == UTF32 or text.isascii()
     columns: list[int] = []  # code units before each character of line `columns_of` (non-ASCII)
     columns_of = -1
     data, counts, cont, last_j = lines.data, lines.counts, lines.cont, len(starts) - 1
     j = parity = 0  # j: the line (of the run) where the current token starts
     parity_line, last_line, last_col = -1, lines.last_line, prev_col
-    for t in range(k1 - k0):
+    for t in range(len(kinds)):
         start, end = spans[2 * t] - a, spans[2 * t + 1] - a
         if end <= start:
             continue  # zero-width: a byte-fallback continuation or a lone dummy prefix
@@ -236,6 +237,39 @@ def _encode_tokens(doc: Document, run: _Run, unit: int, lines: Lines, prev_col: 
             break
     lines.last_line = last_line
     return k0
+
+
+def _units(doc: Document, k0: int, k1: int) -> tuple[list[int], list[int]]:
+    """Spans (flattened) and kinds of what tokens [k0, k1) show as: a token each, except that
+    tokens sharing a character are one unit, with the span of all of them and the first's kind.
+
+    k0 must start a group and k1 end one. Only byte tokens can share a character.
+    """
+    spans = doc.spans(k0, k1)
+    kinds = [int(doc.model.token_kind(i)) for i in doc.ids_between(k0, k1)]
+    if not any(kind & TOKEN_BYTE for kind in kinds):
+        return spans, kinds
+    out_spans: list[int] = []
+    out_kinds: list[int] = []
+    n = k1 - k0
+    t = 0
+    while t < n:
+        end = t + 1
+        if kinds[t] & TOKEN_BYTE:
+            end = max(end, min(int(doc.group(k0 + t)[1]) - k0, n))
+        out_spans += (spans[2 * t], spans[2 * end - 1])
+        out_kinds.append(kinds[t])
+        t = end
+    return out_spans, out_kinds
+
+
+def starts_unit(doc: Document, offset: int) -> bool:
+    """True when a token that starts no shared character starts exactly at offset (or offset is
+    the end of the text): no semantic token crosses it."""
+    k = int(doc.token_at(offset))
+    if k >= len(doc):
+        return True
+    return int(doc.token_start(k)) == offset and int(doc.group(k)[0]) == k
 
 
 def full(doc: Document, unit: int, result_id: str) -> SemanticCache:
@@ -285,10 +319,10 @@ def _changed_region(doc: Document, old: SemanticCache, n_new: int) -> tuple[int,
     n_old = old.n_lines
     head = max(0, min(old.clean_head, n_old - 1, n_new - 1))
     tail = max(0, min(old.clean_tail, n_old - head, n_new - head))
-    while head > 0 and (old.cont[head] or not doc.starts_token(int(doc.line_start(head)))):
+    while head > 0 and (old.cont[head] or not starts_unit(doc, int(doc.line_start(head)))):
         head -= 1
     while tail > 0 and (
-        old.cont[n_old - tail] or not doc.starts_token(int(doc.line_start(n_new - tail)))
+        old.cont[n_old - tail] or not starts_unit(doc, int(doc.line_start(n_new - tail)))
     ):
         tail -= 1
     return head, tail
@@ -346,7 +380,7 @@ def range_tokens(doc: Document, rng: types.Range, unit: int) -> list[int]:
         end = int(doc.offset(rng.end.line, rng.end.character, unit))
         k0 = int(doc.token_at(start))
         if k0 < len(doc):
-            start = min(start, int(doc.token_start(k0)))
+            start = min(start, int(doc.token_start(doc.group(k0)[0])))
         return encode_lines(doc, l0, l1, unit, 0, 0, start, end).data
     return encode_lines(doc, l0, l1, unit).data
 

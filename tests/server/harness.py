@@ -146,11 +146,18 @@ def expected_segments(
     path: Path | str, text: str, enc: str = "utf-16"
 ) -> list[tuple[int, int, int, bool]]:
     """(line, col, length, is_byte) of each semantic token the protocol asks for."""
+    return segments_of(sp_char_spans(path, text), text, enc)
+
+
+def segments_of(
+    spans: Sequence[tuple[int, int, Any, bool]], text: str, enc: str = "utf-16"
+) -> list[tuple[int, int, int, bool]]:
+    """(line, col, length, is_byte) of the semantic tokens of (start, end, _, is_byte) spans."""
     starts = line_starts(text)
     ends = line_ends(text)
     ascii_text = text.isascii()
     out = []
-    for s, e, _id, is_byte in sp_char_spans(path, text):
+    for s, e, _id, is_byte in spans:
         j = bisect_right(starts, s) - 1
         while j < len(starts) and starts[j] < e:
             ls, le = starts[j], ends[j]
@@ -188,8 +195,19 @@ def apply_semantic_edits(data: Sequence[int], edits: Sequence[T.SemanticTokensEd
 
 def check_semantic(path: Path | str, text: str, data: Sequence[int], enc: str = "utf-16") -> None:
     """The semantic tokens are exactly sentencepiece's boundaries, and neighbours differ."""
+    check_semantic_spans(sp_char_spans(path, text), text, data, enc)
+
+
+def check_semantic_spans(
+    spans: Sequence[tuple[int, int, Any, bool]],
+    text: str,
+    data: Sequence[int],
+    enc: str = "utf-16",
+) -> None:
+    """The semantic tokens are exactly these (start, end, _, is_byte) spans, and neighbours
+    differ."""
     got = decode_semantic(data)
-    want = expected_segments(path, text, enc)
+    want = segments_of(spans, text, enc)
     assert [(g[0], g[1], g[2]) for g in got] == [(w[0], w[1], w[2]) for w in want]
     for g, w in zip(got, want, strict=True):
         assert bool(g[4] & 2) == w[3], f"bytes modifier wrong at {g}"

@@ -368,12 +368,14 @@ def test_semantic_modifiers_and_hover(session: Session) -> None:
     h = session.hover(uri, 0, 4)
     assert h is not None
     value = h.contents.value  # type: ignore[union-attr]
-    assert "F0 9F A7 BF" in value and "of" in value
+    assert "bytes `f0` `9f` `a7` `bf`" in value and "of" in value
     spans = sp_char_spans(MODEL, text)
     k = next(i for i, sp in enumerate(spans) if sp[0] == 3)
     t = session.request("tokenline/tokenAt", {"uri": uri, "position": {"line": 0, "character": 3}})
     assert t["text"] == "\U0001f9ff"
     assert t["piece"] == "<0xF0><0x9F><0xA7><0xBF>"
+    assert t["bytes"] == ["f0", "9f", "a7", "bf"]
+    assert t["ids"] == sp_for(MODEL).encode("Hi \U0001f9ff")[-4:]
     assert t["total"] == sp_count(MODEL, text)
     assert t["range"] == {"start": {"line": 0, "character": 3}, "end": {"line": 0, "character": 5}}
     assert k >= 0

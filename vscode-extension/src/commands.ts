@@ -9,6 +9,14 @@ import { parseContextWindow, readSettings, SECTION } from './settings';
 
 const COMMON_WINDOWS = [2048, 4096, 8192, 16384, 32768, 65536, 128000, 131072, 200000, 1000000, 1048576];
 
+/** The picker's sections, by the `kind` the server gives each model. */
+const MODEL_GROUPS: Record<string, string> = {
+  bundled: 'Bundled',
+  tiktoken: 'tiktoken encodings (cached)',
+  workspace: 'Tokenizer files in the workspace',
+  huggingface: 'Hugging Face cache',
+};
+
 interface ModelItem extends vscode.QuickPickItem {
   value?: string;
   action?: 'browse' | 'type';
@@ -52,9 +60,14 @@ async function chooseModel(server: ServerManager, step = ''): Promise<boolean> {
   const items: ModelItem[] = [];
   try {
     const { models } = await server.request<ModelsResult>(MODELS, {});
-    items.push({ label: 'Models', kind: vscode.QuickPickItemKind.Separator });
+    let group: string | undefined;
     for (const m of models) {
-      const chosen = m.value === now || (now === '' && items.length === 1);
+      const heading = MODEL_GROUPS[m.kind ?? 'bundled'] ?? 'Models';
+      if (heading !== group) {
+        items.push({ label: heading, kind: vscode.QuickPickItemKind.Separator });
+        group = heading;
+      }
+      const chosen = m.value === now || (now === '' && m === models[0]);
       items.push({ label: `${chosen ? '$(check) ' : ''}${m.label}`, description: m.description, value: m.value });
     }
   } catch (err) {
@@ -62,8 +75,8 @@ async function chooseModel(server: ServerManager, step = ''): Promise<boolean> {
   }
   items.push(
     { label: 'Other', kind: vscode.QuickPickItemKind.Separator },
-    { label: '$(file) SentencePiece .model file…', action: 'browse' },
-    { label: '$(edit) Model name, path or Hugging Face repo id…', action: 'type' },
+    { label: '$(file) Tokenizer file (.model, tokenizer.json, tekken*.json)…', action: 'browse' },
+    { label: '$(edit) Model name, tiktoken encoding, path or Hugging Face repo id…', action: 'type' },
   );
   const picked = await vscode.window.showQuickPick(items, {
     title: `Tokenline: Model ${step}`.trim(),
@@ -73,16 +86,17 @@ async function chooseModel(server: ServerManager, step = ''): Promise<boolean> {
   let value: string | undefined;
   if (picked?.action === 'browse') {
     const files = await vscode.window.showOpenDialog({
-      title: 'SentencePiece model',
+      title: 'Tokenizer file',
       canSelectMany: false,
-      filters: { 'SentencePiece model': ['model'], 'All files': ['*'] },
+      filters: { 'Tokenizer files': ['model', 'json'], 'All files': ['*'] },
     });
     value = files?.[0]?.fsPath;
   } else if (picked?.action === 'type') {
     value = await vscode.window.showInputBox({
       title: 'Tokenline: Model',
       value: now,
-      prompt: 'A bundled model name, a path to a .model file, or a Hugging Face repo id in the local cache (never downloaded).',
+      prompt:
+        'A bundled model name, a tiktoken encoding or OpenAI model name (o200k_base, gpt-4o), a path to a tokenizer file, or a Hugging Face repo id in the local cache (never downloaded).',
     });
   } else {
     value = picked?.value;

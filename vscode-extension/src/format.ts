@@ -92,6 +92,15 @@ export function tooltipText(t: TooltipInput): string {
 
 /** One line about the token under the cursor. */
 export function tokenAtText(t: TokenAt): string {
+  const ids = t.ids ?? [t.id];
+  if (ids.length > 1) {
+    // Tokens that share a character: their ids and each one's bytes.
+    const last = t.index + ids.length;
+    return (
+      `Tokens ${formatCount(t.index + 1)}–${formatCount(last)} of ${formatCount(t.total)}: ` +
+      `ids ${ids.join(', ')}, bytes ${(t.bytes ?? []).join(' | ')}, text ${JSON.stringify(t.text)}`
+    );
+  }
   return (
     `Token ${formatCount(t.index + 1)} of ${formatCount(t.total)}: id ${t.id}, ` +
     `piece ${JSON.stringify(t.piece)}, text ${JSON.stringify(t.text)}`

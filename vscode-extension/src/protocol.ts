@@ -63,17 +63,25 @@ export interface TokenAt {
   index: number;
   total: number;
   id: number;
+  /** Every token that shares a character with the one at the position (and its bytes, hex). */
+  ids?: number[];
+  bytes?: string[];
   piece: string;
   text: string;
   range: Range;
 }
 
-/** `tokenline/models`: bundled models, then repo ids in the local Hugging Face cache. */
+/**
+ * `tokenline/models`: bundled models, tiktoken encodings in tiktoken's cache, tokenizer files in
+ * the workspace folders, then repo ids in the local Hugging Face cache (`kind` says which).
+ */
 export const MODELS = 'tokenline/models';
+export type ModelKind = 'bundled' | 'tiktoken' | 'workspace' | 'huggingface';
 export interface ModelInfo {
   label: string;
   value: string;
   description?: string;
+  kind?: ModelKind;
 }
 export interface ModelsResult {
   models: ModelInfo[];

@@ -85,6 +85,8 @@ test('tooltip names model, window, percentage, compiled core and the selection',
 test('token details and copied ids', () => {
   const t = { index: 0, total: 12, id: 22557, piece: '▁Hello', text: ' Hello', range: { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } } };
   assert.equal(tokenAtText(t), 'Token 1 of 12: id 22557, piece "▁Hello", text " Hello"');
+  const split = { ...t, index: 3, id: 64838, ids: [64838, 109], bytes: ['e9 ac', 'b1'], piece: '\ufffd\ufffd', text: '鬱' };
+  assert.equal(tokenAtText(split), 'Tokens 4–5 of 12: ids 64838, 109, bytes e9 ac | b1, text "鬱"');
   assert.equal(idsText([[1, 2, 3]]), '[1, 2, 3]');
   assert.equal(idsText([[5], [], [6, 7]]), '[5]\n[]\n[6, 7]');
 });
