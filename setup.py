@@ -14,9 +14,9 @@ from setuptools import setup
 
 HERE = Path(__file__).parent.resolve()
 # Modules compiled with mypyc: everything an edit or a lookup runs through. Interpreted, on
-# purpose: __init__ (so that COMPILED can look at the compiled modules), loader (runs once per
-# model, through protobuf's untyped generated code) and resolve (runs once per model load and
-# only looks at the file system): compiling them would buy nothing.
+# purpose: __init__ (so that COMPILED can look at the compiled modules), loader and hfloader
+# (run once per model, through protobuf's and tokenizers' untyped code) and resolve (runs once
+# per model load and only looks at the file system): compiling them would buy nothing.
 COMPILED_MODULES = [
     "fenwick",
     "chunks",
@@ -30,6 +30,7 @@ COMPILED_MODULES = [
     "normalizer",
     "family",
     "spfamily",
+    "hffamily",
     "model",
     "retokenize",
     "document",

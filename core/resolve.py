@@ -1,9 +1,10 @@
 """Which tokenizer model a spec names: one resolver for the server, the CLI and the library.
 
 A spec is, in this order: empty or None (the bundled default); the name of a bundled model; a path
-to a SentencePiece `.model` file (`~` and `$VARS` expanded, a relative path taken against a base
-directory); a Hugging Face repo id (`org/name`) looked up in the local Hugging Face cache. Nothing
-is ever downloaded. An `os.PathLike` spec is always a path.
+to a SentencePiece `.model` file, a Hugging Face `tokenizer.json` or a folder holding either (`~`
+and `$VARS` expanded, a relative path taken against a base directory); a Hugging Face repo id
+(`org/name`) looked up in the local Hugging Face cache (its `tokenizer.json` first, then its
+SentencePiece file). Nothing is ever downloaded. An `os.PathLike` spec is always a path.
 
 Interpreted, not compiled: it runs once per model load and only touches the file system.
 """
@@ -15,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tokenline.core.hfloader import load_hf_file
 from tokenline.core.loader import (
     BUNDLED_DEFAULT,
     ModelError,
@@ -28,6 +30,9 @@ from tokenline.core.model import Model
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 # The SentencePiece files a Hub repo may hold, the most common first.
 TOKENIZER_FILES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
+# What a Hub repo or a folder is loaded from, in order: tokenizer.json wins over SentencePiece.
+HF_TOKENIZER_JSON = "tokenizer.json"
+REPO_FILES = (HF_TOKENIZER_JSON, *TOKENIZER_FILES)
 # How the Hub cache names a repo's folder: models--owner--name.
 HF_REPO_PREFIX = "models--"
 
@@ -42,7 +47,7 @@ class ModelSource:
 
     def load(self) -> Model:
         """The model in this file (ModelError when it cannot be used)."""
-        model = load_model_file(self.path)
+        model = load_hf_file(self.path) if is_hf_json(self.path) else load_model_file(self.path)
         if self.name is not None:
             model.name = self.name
         return model
@@ -56,7 +61,7 @@ def resolve_model(
     A path that does not exist resolves to itself; loading it then says "no such file".
     """
     if isinstance(spec, os.PathLike):
-        return ModelSource(str(_against(Path(os.fspath(spec)), base_dir)))
+        return ModelSource(str(in_folder(_against(Path(os.fspath(spec)), base_dir))))
     text = (spec or "").strip()
     if not text:
         return ModelSource(str(bundled_model_path(BUNDLED_DEFAULT)), BUNDLED_DEFAULT)
@@ -65,7 +70,7 @@ def resolve_model(
         return ModelSource(str(bundled[text]), text)
     candidate = _against(Path(os.path.expandvars(os.path.expanduser(text))), base_dir)
     if candidate.exists() or not is_repo_id(text):
-        return ModelSource(str(candidate))
+        return ModelSource(str(in_folder(candidate)))
     found = find_in_hf_cache(text)
     if found is None:
         raise ModelError(
@@ -84,8 +89,25 @@ def load_model(
 
 
 def is_repo_id(text: str) -> bool:
-    """True for `owner/name` that is not a `.model` file's path."""
-    return REPO_ID.match(text) is not None and not text.endswith(".model")
+    """True for `owner/name` that is not a `.model` or `.json` file's path."""
+    return REPO_ID.match(text) is not None and not text.endswith((".model", ".json"))
+
+
+def is_hf_json(path: str) -> bool:
+    """Whether a file is loaded as a Hugging Face tokenizer.json: a `.json` file, except
+    Mistral's `tekken*.json` (a tiktoken encoding)."""
+    name = os.path.basename(path).lower()
+    return name.endswith(".json") and not name.startswith("tekken")
+
+
+def in_folder(path: Path) -> Path:
+    """The tokenizer file a folder holds (tokenizer.json first, then SentencePiece files); any
+    other path, or a folder holding none of them, as it is."""
+    if path.is_dir():
+        for name in REPO_FILES:
+            if (path / name).is_file():
+                return path / name
+    return path
 
 
 def _against(path: Path, base_dir: str | os.PathLike[str] | None) -> Path:
@@ -110,7 +132,7 @@ def find_in_hf_cache(repo_id: str, cache: Path | None = None) -> Path | None:
     """The tokenizer file of `repo_id` in the local cache: the `main` snapshot first, then any."""
     root = (cache or hf_hub_cache()) / (HF_REPO_PREFIX + repo_id.replace("/", "--"))
     for snapshot in _snapshots(root):
-        for name in TOKENIZER_FILES:
+        for name in REPO_FILES:
             tokenizer = snapshot / name
             if tokenizer.is_file():
                 return tokenizer
@@ -142,7 +164,8 @@ def _snapshots(repo_root: Path) -> list[Path]:
 
 
 def hf_cached_repos(cache: Path | None = None) -> list[tuple[str, Path]]:
-    """(repo id, tokenizer path) of every cached repo that has a SentencePiece tokenizer."""
+    """(repo id, tokenizer path) of every cached repo that has a tokenizer.json or a
+    SentencePiece tokenizer."""
     base = cache or hf_hub_cache()
     out: list[tuple[str, Path]] = []
     try:
