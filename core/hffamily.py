@@ -15,11 +15,13 @@ from mypy_extensions import i32, i64, u8
 from tokenline.core.family import Encoded, Family
 from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
 from tokenline.core.rope import TextRope
+from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import Vocabulary
 
 
 class HFFamily(Family):
-    """A tokenizer.json model, re-encoded whole on every edit (exact by definition)."""
+    """A tokenizer.json model: re-encoded whole on every edit (exact by definition), or for
+    WordPiece models whose words are independent, windows of whole words (see use_words)."""
 
     rules: NormRules
     # The tokenizers.Tokenizer that encodes (no truncation, padding or post-processor).
@@ -27,6 +29,10 @@ class HFFamily(Family):
     # Per id: 1 for a token of inserted marker characters only (Metaspace's prepended "▁"), which
     # yields the characters it shares with the next token to that token.
     inserted: vec[u8]
+    # Per id: 1 for a piece that continues a word ("##..."); empty unless windows are used.
+    word_joins: vec[u8]
+    # The added tokens, matched before anything else (None when windows are not used).
+    matcher: UserMatcher | None
 
     def __init__(self, vocab: Vocabulary, tok: Any, inserted: vec[u8]) -> None:
         super().__init__(vocab)
@@ -38,6 +44,20 @@ class HFFamily(Family):
         rules.add_dummy_prefix = False
         rules.escape_whitespaces = False
         self.rules = rules
+        self.word_joins = vec[u8]()
+        self.matcher = None
+
+    def use_words(self, word_joins: vec[u8], matcher: UserMatcher) -> None:
+        """Windows cut only where a word starts: each word of a WordPiece model is encoded
+        alone, so a window whose edges hold is the whole text's encoding: an edge token is the
+        old one at the same place, so it holds the same (unedited) characters, which decide
+        alone whether a word starts there; the added-token matcher is re-run across edges."""
+        self.word_joins = word_joins
+        self.matcher = matcher
+        self.edge_reach = matcher.longest
+        self.keeps_joins = True
+        self.incremental = True
+        self.mode_note = "incremental"
 
     def normalization(self, rope: TextRope) -> Normalization:
         return TrivialNorm(rope, self.rules)
@@ -51,7 +71,26 @@ class HFFamily(Family):
         enc = self.tok.encode(text, add_special_tokens=False)
         ids: list[int] = enc.ids
         offsets: list[tuple[int, int]] = enc.offsets
-        return Encoded(ids, self.lengths(ids, offsets, len(text)), vec[u8]())
+        joins = self.joins(ids) if self.keeps_joins else vec[u8]()
+        return Encoded(ids, self.lengths(ids, offsets, len(text)), joins)
+
+    def lands_on(self, text: str, start: i64, target: i64) -> bool:
+        um = self.matcher
+        if um is None:
+            return True
+        return um.lands_on(text, start, target)
+
+    def joins(self, ids: list[int]) -> vec[u8]:
+        """Per token: 1 when it continues a word (no window edge may cut a word: its pieces
+        depend on all of it)."""
+        table = self.word_joins
+        m: i64 = len(ids)
+        out = vec[u8](capacity=m)
+        i: i64 = 0
+        while i < m:
+            out = append(out, table[ids[i]])
+            i += 1
+        return out
 
     def lengths(self, ids: list[int], offsets: list[tuple[int, int]], n: i64) -> vec[i32]:
         """Token lengths that partition the text, from offsets that may overlap or be empty.

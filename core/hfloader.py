@@ -17,6 +17,7 @@ from mypy_extensions import u8
 from tokenline.core.hffamily import HFFamily
 from tokenline.core.loader import ModelError
 from tokenline.core.model import Model
+from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import (
     FLAG_BYTE,
     FLAG_CONTINUATION,
@@ -58,6 +59,8 @@ def load_hf_json(text: str, path: str = "<json>") -> Model:
     tok = _tokenizer(text, path)
     vocab, inserted = _vocabulary(tok, spec)
     family = HFFamily(vocab, tok, inserted)
+    if _words_are_independent(spec):
+        family.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
     return Model(_display_name(path), path, MODEL_TYPES[model_type], family)
 
 
@@ -131,6 +134,38 @@ def _vocabulary(tok: Any, spec: dict[str, Any]) -> tuple[Vocabulary, vec[u8]]:
         inserted.append(1 if marker and piece and piece == marker * len(piece) else 0)
         vocab.add(piece, length, flags)
     return vocab, vec[u8](inserted)
+
+
+def _words_are_independent(spec: dict[str, Any]) -> bool:
+    """Whether each word is encoded alone, so windows of whole words are exact: WordPiece after
+    BERT's pre-tokenizer (white space and punctuation) and normalizer (or none), which map each
+    character on its own, and added tokens matched as they are written (not normalized, not
+    stripping or needing white space around them)."""
+    model = spec["model"]
+    if model.get("type") != "WordPiece":
+        return False
+    pre = spec.get("pre_tokenizer")
+    if not isinstance(pre, dict) or pre.get("type") != "BertPreTokenizer":
+        return False
+    norm = spec.get("normalizer")
+    if norm is not None and (not isinstance(norm, dict) or norm.get("type") != "BertNormalizer"):
+        return False
+    loose = ("normalized", "lstrip", "rstrip", "single_word")
+    for a in spec.get("added_tokens") or []:
+        if not isinstance(a, dict) or any(a.get(key) for key in loose) or not a.get("content"):
+            return False
+    prefix = model.get("continuing_subword_prefix")
+    return isinstance(prefix, str) and prefix != ""
+
+
+def _word_joins(vocab: Vocabulary, spec: dict[str, Any]) -> vec[u8]:
+    """Per id: 1 for a piece that continues a word (it starts with the model's "##")."""
+    prefix = spec["model"]["continuing_subword_prefix"]
+    return vec[u8]([1 if vocab.piece(i).startswith(prefix) else 0 for i in range(vocab.size())])
+
+
+def _added_contents(spec: dict[str, Any]) -> list[str]:
+    return [a["content"] for a in spec.get("added_tokens") or []]
 
 
 def _uses(spec: dict[str, Any], kind: str) -> bool:

@@ -40,6 +40,8 @@ SYNTHETIC = [
     "漢字かなカナ 全角　スペース 한국어 😀😀😀 🧑\u200d💻 👍🏽 ❤️",
     "Z\u0351\u0362a\u034el n\u0303o \u0915\u094d\u0937 a\u0308",
 ]
+# WordPiece models Tokenline re-encodes in windows of whole words (the rest re-encode whole).
+WORD_WINDOWED = {"wp-lower-chinese", "wp-cased-accents"}
 SPECIALS = ["<|endoftext|>", "[CLS]", "[SEP]"]
 # Added tokens that are not special (matched in text like special ones, shown as ordinary).
 PLAIN_ADDED = ["<tool>", "</tool>"]
@@ -200,7 +202,9 @@ def train(name: str, out_dir: Path, botchan: str) -> Path:
     """Trains configuration `name` and saves its tokenizer.json under out_dir/name/."""
     tok, trainer = CONFIGS[name]()
     tok.train_from_iterator(corpus(botchan), trainer)
-    tok.add_tokens([AddedToken(t, special=False) for t in PLAIN_ADDED])
+    # Added tokens matched on the normalized text keep a WordPiece model from windows of words.
+    normalized = name not in WORD_WINDOWED
+    tok.add_tokens([AddedToken(t, special=False, normalized=normalized) for t in PLAIN_ADDED])
     folder = out_dir / name
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "tokenizer.json"
