@@ -14,10 +14,10 @@ from setuptools import setup
 
 HERE = Path(__file__).parent.resolve()
 # Modules compiled with mypyc: everything an edit or a lookup runs through. Interpreted, on
-# purpose: __init__ (so that COMPILED can look at the compiled modules), loader (runs once per
-# model, through protobuf's untyped generated code) and resolve (runs once per model load and
-# only looks at the file system) and tiktokenloader (once per model): compiling them would buy
-# nothing.
+# purpose: __init__ (so that COMPILED can look at the compiled modules), loader, hfloader and
+# tiktokenloader (run once per model, through protobuf's, tokenizers' and tiktoken's untyped code)
+# and resolve (runs once per model load and only looks at the file system): compiling them would
+# buy nothing.
 COMPILED_MODULES = [
     "fenwick",
     "chunks",
@@ -33,6 +33,7 @@ COMPILED_MODULES = [
     "spfamily",
     "pretokens",
     "bytelevel",
+    "hffamily",
     "model",
     "retokenize",
     "document",

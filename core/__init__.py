@@ -1,7 +1,8 @@
-"""Tokenline's engine: the exact SentencePiece tokenization of a document, updated per edit.
+"""Tokenline's engine: the exact tokenization of a document (SentencePiece models, Hugging Face
+tokenizer.json files), updated per edit.
 
 from tokenline.core import load_model, Document, ModelError, COMPILED
-model = load_model(spec)          # path, bundled name or Hub repo id; ModelError (a ValueError)
+model = load_model(spec)          # path, folder, bundled name or Hub repo id; ModelError
 doc = Document(model, text)
 doc.edit(start, end, new_text)    # code-point offsets into the current text
 doc.ids(), len(doc), doc.text

@@ -3,9 +3,10 @@
 A spec is, in this order: empty or None (the bundled default); the name of a bundled model; a
 tiktoken encoding name (`o200k_base`) or an OpenAI model name tiktoken knows (`gpt-4o`), loaded by
 tiktoken itself so that its cache applies; a path to a Mistral Tekken file (`tekken*.json`); a path
-to a SentencePiece `.model` file (`~` and `$VARS` expanded, a relative path taken against a base
-directory); a Hugging Face repo id (`org/name`) looked up in the local Hugging Face cache. Nothing
-is ever downloaded. An `os.PathLike` spec is always a path.
+to a SentencePiece `.model` file, a Hugging Face `tokenizer.json` or a folder holding either (`~`
+and `$VARS` expanded, a relative path taken against a base directory); a Hugging Face repo id
+(`org/name`) looked up in the local Hugging Face cache (its `tokenizer.json` first, then its
+SentencePiece file). Nothing is ever downloaded. An `os.PathLike` spec is always a path.
 
 Interpreted, not compiled: it runs once per model load and only touches the file system.
 """
@@ -17,6 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tokenline.core.hfloader import load_hf_file
 from tokenline.core.loader import (
     BUNDLED_DEFAULT,
     ModelError,
@@ -31,8 +33,11 @@ from tokenline.core.tiktokenloader import load_tekken, load_tiktoken, tiktoken_n
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 # The SentencePiece files a Hub repo may hold, the most common first.
 TOKENIZER_FILES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
-# What a model picker lists from the cache: those, and Hugging Face tokenizers (tokenizer.json).
-LISTED_FILES = (*TOKENIZER_FILES, "tokenizer.json")
+# What a Hub repo or a folder is loaded from, in order: tokenizer.json wins over SentencePiece.
+HF_TOKENIZER_JSON = "tokenizer.json"
+REPO_FILES = (HF_TOKENIZER_JSON, *TOKENIZER_FILES)
+# What a model picker lists from the cache: every file a repo is loaded from.
+LISTED_FILES = REPO_FILES
 # How the Hub cache names a repo's folder: models--owner--name.
 HF_REPO_PREFIX = "models--"
 
@@ -51,7 +56,12 @@ class ModelSource:
         """The model in this file (ModelError when it cannot be used)."""
         if self.kind == "tiktoken":
             return load_tiktoken(self.path)
-        model = load_tekken(self.path) if self.kind == "tekken" else load_model_file(self.path)
+        if self.kind == "tekken":
+            model = load_tekken(self.path)
+        elif is_hf_json(self.path):
+            model = load_hf_file(self.path)
+        else:
+            model = load_model_file(self.path)
         if self.name is not None:
             model.name = self.name
         return model
@@ -65,7 +75,7 @@ def resolve_model(
     A path that does not exist resolves to itself; loading it then says "no such file".
     """
     if isinstance(spec, os.PathLike):
-        path = _against(Path(os.fspath(spec)), base_dir)
+        path = in_folder(_against(Path(os.fspath(spec)), base_dir))
         return ModelSource(str(path), None, "tekken" if is_tekken_file(path) else "sentencepiece")
     text = (spec or "").strip()
     if not text:
@@ -79,7 +89,7 @@ def resolve_model(
     if is_tekken_file(candidate):
         return ModelSource(str(candidate), None, "tekken")
     if candidate.exists() or not is_repo_id(text):
-        return ModelSource(str(candidate))
+        return ModelSource(str(in_folder(candidate)))
     found = find_in_hf_cache(text)
     if found is None:
         raise ModelError(
@@ -103,8 +113,25 @@ def is_tekken_file(path: Path) -> bool:
 
 
 def is_repo_id(text: str) -> bool:
-    """True for `owner/name` that is not a `.model` file's path."""
-    return REPO_ID.match(text) is not None and not text.endswith(".model")
+    """True for `owner/name` that is not a `.model` or `.json` file's path."""
+    return REPO_ID.match(text) is not None and not text.endswith((".model", ".json"))
+
+
+def is_hf_json(path: str) -> bool:
+    """Whether a file is loaded as a Hugging Face tokenizer.json: a `.json` file, except
+    Mistral's `tekken*.json` (a tiktoken encoding)."""
+    name = os.path.basename(path).lower()
+    return name.endswith(".json") and not name.startswith("tekken")
+
+
+def in_folder(path: Path) -> Path:
+    """The tokenizer file a folder holds (tokenizer.json first, then SentencePiece files); any
+    other path, or a folder holding none of them, as it is."""
+    if path.is_dir():
+        for name in REPO_FILES:
+            if (path / name).is_file():
+                return path / name
+    return path
 
 
 def _against(path: Path, base_dir: str | os.PathLike[str] | None) -> Path:
@@ -126,7 +153,7 @@ def hf_hub_cache() -> Path:
 
 
 def find_in_hf_cache(
-    repo_id: str, cache: Path | None = None, names: tuple[str, ...] = TOKENIZER_FILES
+    repo_id: str, cache: Path | None = None, names: tuple[str, ...] = REPO_FILES
 ) -> Path | None:
     """The tokenizer file of `repo_id` in the local cache: the `main` snapshot first, then any;
     the first of `names` in a snapshot."""
@@ -164,10 +191,10 @@ def _snapshots(repo_root: Path) -> list[Path]:
 
 
 def hf_cached_repos(
-    cache: Path | None = None, names: tuple[str, ...] = TOKENIZER_FILES
+    cache: Path | None = None, names: tuple[str, ...] = REPO_FILES
 ) -> list[tuple[str, Path]]:
     """(repo id, tokenizer path) of every cached repo that has one of `names` (by default a
-    SentencePiece tokenizer; LISTED_FILES adds tokenizer.json)."""
+    tokenizer.json or a SentencePiece tokenizer)."""
     base = cache or hf_hub_cache()
     out: list[tuple[str, Path]] = []
     try:

@@ -1,0 +1,126 @@
+"""The Hugging Face `tokenizer.json` family: BPE, WordPiece, Unigram and WordLevel models.
+
+The `tokenizers` library encodes; its offsets (characters of the original text) give each token
+its length. Its own normalizer runs inside encode, so the document's normalized text is its
+original text. Built by tokenline.core.hfloader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64, u8
+
+from tokenline.core.family import Encoded, Family
+from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
+from tokenline.core.rope import TextRope
+from tokenline.core.usermatch import UserMatcher
+from tokenline.core.vocab import Vocabulary
+
+
+class HFFamily(Family):
+    """A tokenizer.json model: re-encoded whole on every edit (exact by definition), or for
+    WordPiece models whose words are independent, windows of whole words (see use_words)."""
+
+    rules: NormRules
+    # The tokenizers.Tokenizer that encodes (no truncation, padding or post-processor).
+    tok: Any
+    # Per id: 1 for a token of inserted marker characters only (Metaspace's prepended "▁"), which
+    # yields the characters it shares with the next token to that token.
+    inserted: vec[u8]
+    # Per id: 1 for a piece that continues a word ("##..."); empty unless windows are used.
+    word_joins: vec[u8]
+    # The added tokens, matched before anything else (None when windows are not used).
+    matcher: UserMatcher | None
+
+    def __init__(self, vocab: Vocabulary, tok: Any, inserted: vec[u8]) -> None:
+        super().__init__(vocab)
+        self.tok = tok
+        self.inserted = inserted
+        self.incremental = False
+        self.mode_note = "tokenizer.json models re-encode whole for now"
+        rules = NormRules()
+        rules.add_dummy_prefix = False
+        rules.escape_whitespaces = False
+        self.rules = rules
+        self.word_joins = vec[u8]()
+        self.matcher = None
+
+    def use_words(self, word_joins: vec[u8], matcher: UserMatcher) -> None:
+        """Windows cut only where a word starts: each word of a WordPiece model is encoded
+        alone, so a window whose edges hold is the whole text's encoding: an edge token is the
+        old one at the same place, so it holds the same (unedited) characters, which decide
+        alone whether a word starts there; the added-token matcher is re-run across edges."""
+        self.word_joins = word_joins
+        self.matcher = matcher
+        self.edge_reach = matcher.longest
+        self.keeps_joins = True
+        self.incremental = True
+        self.mode_note = "incremental"
+
+    def normalization(self, rope: TextRope) -> Normalization:
+        return TrivialNorm(rope, self.rules)
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = self.tok.encode(text, add_special_tokens=False).ids
+        return ids
+
+    def tokens(self, text: str, normalized: bool) -> Encoded:
+        # The normalized text is the original text: both encode the same way.
+        enc = self.tok.encode(text, add_special_tokens=False)
+        ids: list[int] = enc.ids
+        offsets: list[tuple[int, int]] = enc.offsets
+        joins = self.joins(ids) if self.keeps_joins else vec[u8]()
+        return Encoded(ids, self.lengths(ids, offsets, len(text)), joins)
+
+    def lands_on(self, text: str, start: i64, target: i64) -> bool:
+        um = self.matcher
+        if um is None:
+            return True
+        return um.lands_on(text, start, target)
+
+    def joins(self, ids: list[int]) -> vec[u8]:
+        """Per token: 1 when it continues a word (no window edge may cut a word: its pieces
+        depend on all of it)."""
+        table = self.word_joins
+        m: i64 = len(ids)
+        out = vec[u8](capacity=m)
+        i: i64 = 0
+        while i < m:
+            out = append(out, table[ids[i]])
+            i += 1
+        return out
+
+    def lengths(self, ids: list[int], offsets: list[tuple[int, int]], n: i64) -> vec[i32]:
+        """Token lengths that partition the text, from offsets that may overlap or be empty.
+
+        Each token holds the characters up to its end that no token before it holds: of the
+        byte-level tokens of one character, the first holds it and the rest get length 0. An
+        inserted marker yields to the next token when both cover the same characters. Text no
+        token covers (white space the pre-tokenizer drops) goes to the token after it, or the
+        last token at the end.
+        """
+        m: i64 = len(ids)
+        out = vec[i32](capacity=m)
+        inserted = self.inserted
+        cur: i64 = 0
+        i: i64 = 0
+        while i < m:
+            s: i64 = offsets[i][0]
+            e: i64 = min(i64(offsets[i][1]), n)
+            ln: i64 = 0
+            yields: bool = (
+                inserted[ids[i]] != 0
+                and i + 1 < m
+                and offsets[i + 1][0] == s
+                and offsets[i + 1][1] == e
+            )
+            if e > cur and not yields:
+                ln = e - cur
+                cur = e
+            out = append(out, i32(ln))
+            i += 1
+        if m > 0 and cur < n:
+            out[m - 1] = out[m - 1] + i32(n - cur)
+        return out

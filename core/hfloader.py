@@ -1,0 +1,269 @@
+"""Loading a Hugging Face `tokenizer.json` into a Model, with clear errors for bad files.
+
+Interpreted: runs once per model, through the untyped `tokenizers` bindings and the file's JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from librt.vecs import vec
+from mypy_extensions import u8
+
+from tokenline.core.hffamily import HFFamily
+from tokenline.core.loader import ModelError
+from tokenline.core.model import Model
+from tokenline.core.usermatch import UserMatcher
+from tokenline.core.vocab import (
+    FLAG_BYTE,
+    FLAG_CONTINUATION,
+    FLAG_SPECIAL,
+    FLAG_UNKNOWN,
+    FLAG_WHITESPACE,
+    Vocabulary,
+)
+
+# The model types this family runs, and how Model.model_type names them.
+MODEL_TYPES = {
+    "BPE": "bpe (tokenizer.json)",
+    "WordPiece": "wordpiece (tokenizer.json)",
+    "Unigram": "unigram (tokenizer.json)",
+    "WordLevel": "wordlevel (tokenizer.json)",
+}
+
+
+def load_hf_file(path: str | os.PathLike[str]) -> Model:
+    """Loads a Hugging Face tokenizer.json file (ModelError when it cannot be used)."""
+    p = os.fspath(path)
+    try:
+        text = Path(p).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelError(p, "no such file") from None
+    except IsADirectoryError:
+        raise ModelError(p, "it is a directory, not a tokenizer.json file") from None
+    except UnicodeDecodeError:
+        raise ModelError(p, "not a tokenizer.json (the file is not UTF-8 text)") from None
+    except OSError as exc:
+        raise ModelError(p, f"unreadable ({exc.strerror or exc})") from None
+    return load_hf_json(text, p)
+
+
+def load_hf_json(text: str, path: str = "<json>") -> Model:
+    """A Model from the text of a tokenizer.json (path names it in errors)."""
+    spec = _parse(text, path)
+    model_type = spec["model"]["type"]
+    tok = _tokenizer(text, path)
+    vocab, inserted = _vocabulary(tok, spec)
+    family = HFFamily(vocab, tok, inserted)
+    if _words_are_independent(spec):
+        family.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
+    return Model(_display_name(path), path, MODEL_TYPES[model_type], family)
+
+
+def _parse(text: str, path: str) -> dict[str, Any]:
+    """The file's JSON, checked to be a tokenizer.json of a model type this family runs."""
+    if not text.strip():
+        raise ModelError(path, "the file is empty")
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelError(
+            path, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    model = spec.get("model") if isinstance(spec, dict) else None
+    if not isinstance(model, dict) or not isinstance(model.get("type"), str):
+        raise ModelError(
+            path, 'not a Hugging Face tokenizer.json (it has no "model" with a "type")'
+        )
+    if model["type"] not in MODEL_TYPES:
+        raise ModelError(
+            path,
+            f"unsupported tokenizer.json model type {model['type']!r} "
+            f"(supported: {', '.join(MODEL_TYPES)})",
+        )
+    out: dict[str, Any] = spec
+    return out
+
+
+def _tokenizer(text: str, path: str) -> Any:
+    """The file's Tokenizer, set to encode whole texts: no truncation or padding (a count is of
+    all the text), no post-processor (it only trims offsets when no special tokens are added)."""
+    from tokenizers import Tokenizer
+
+    try:
+        tok = Tokenizer.from_str(text)
+    except Exception as exc:
+        raise ModelError(path, f"tokenizers rejects it: {_short(exc)}") from None
+    tok.no_truncation()
+    tok.no_padding()
+    tok.post_processor = None
+    return tok
+
+
+def _vocabulary(tok: Any, spec: dict[str, Any]) -> tuple[Vocabulary, vec[u8]]:
+    """Pieces (the token strings), their lengths and kinds, and which are inserted markers."""
+    pieces: dict[int, str] = {i: p for p, i in tok.get_vocab(with_added_tokens=True).items()}
+    added = {a["id"]: a for a in spec.get("added_tokens") or [] if isinstance(a, dict)}
+    byte_level = _uses(spec, "ByteLevel")
+    marker = _metaspace_marker(spec)
+    byte_fallback = bool(spec["model"].get("byte_fallback"))
+    unk = spec["model"].get("unk_token")
+    vocab = Vocabulary()
+    vocab.unk_id = -1
+    vocab.byte_fallback = byte_fallback
+    inserted: list[int] = []
+    for i in range(max(pieces, default=-1) + 1):
+        piece = pieces.get(i, "")
+        if i in added:
+            flags, length = (FLAG_SPECIAL if added[i].get("special") else 0), len(piece)
+        elif byte_level:
+            flags, length = _byte_level_kind(piece)
+        elif byte_fallback and _byte_value(piece) >= 0:
+            flags, length = _fallback_kind(_byte_value(piece))
+        else:
+            flags, length = 0, len(piece)
+        if piece and not flags & FLAG_BYTE and _blank(piece, byte_level, marker):
+            flags |= FLAG_WHITESPACE
+        if unk is not None and piece == unk:
+            flags |= FLAG_UNKNOWN
+            vocab.unk_id = i
+        inserted.append(1 if marker and piece and piece == marker * len(piece) else 0)
+        vocab.add(piece, length, flags)
+    return vocab, vec[u8](inserted)
+
+
+def _words_are_independent(spec: dict[str, Any]) -> bool:
+    """Whether each word is encoded alone, so windows of whole words are exact: WordPiece after
+    BERT's pre-tokenizer (white space and punctuation) and normalizer (or none), which map each
+    character on its own, and added tokens matched as they are written (not normalized, not
+    stripping or needing white space around them)."""
+    model = spec["model"]
+    if model.get("type") != "WordPiece":
+        return False
+    pre = spec.get("pre_tokenizer")
+    if not isinstance(pre, dict) or pre.get("type") != "BertPreTokenizer":
+        return False
+    norm = spec.get("normalizer")
+    if norm is not None and (not isinstance(norm, dict) or norm.get("type") != "BertNormalizer"):
+        return False
+    loose = ("normalized", "lstrip", "rstrip", "single_word")
+    for a in spec.get("added_tokens") or []:
+        if not isinstance(a, dict) or any(a.get(key) for key in loose) or not a.get("content"):
+            return False
+    prefix = model.get("continuing_subword_prefix")
+    return isinstance(prefix, str) and prefix != ""
+
+
+def _word_joins(vocab: Vocabulary, spec: dict[str, Any]) -> vec[u8]:
+    """Per id: 1 for a piece that continues a word (it starts with the model's "##")."""
+    prefix = spec["model"]["continuing_subword_prefix"]
+    return vec[u8]([1 if vocab.piece(i).startswith(prefix) else 0 for i in range(vocab.size())])
+
+
+def _added_contents(spec: dict[str, Any]) -> list[str]:
+    return [a["content"] for a in spec.get("added_tokens") or []]
+
+
+def _uses(spec: dict[str, Any], kind: str) -> bool:
+    """Whether the pre-tokenizer (or a Sequence's member) or the decoder is of this type."""
+    found: list[bool] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == kind:
+                found.append(True)
+            for key in ("pretokenizers", "decoders"):
+                for child in node.get(key) or []:
+                    visit(child)
+
+    visit(spec.get("pre_tokenizer"))
+    visit(spec.get("decoder"))
+    return bool(found)
+
+
+def _metaspace_marker(spec: dict[str, Any]) -> str:
+    """The character a Metaspace pre-tokenizer puts for spaces ("" when there is none)."""
+    node = spec.get("pre_tokenizer")
+    nodes = [node]
+    if isinstance(node, dict) and node.get("type") == "Sequence":
+        nodes = list(node.get("pretokenizers") or [])
+    for n in nodes:
+        if isinstance(n, dict) and n.get("type") == "Metaspace":
+            replacement = n.get("replacement", "\u2581")
+            return replacement if isinstance(replacement, str) else "\u2581"
+    return ""
+
+
+@cache
+def _byte_decoder() -> dict[str, int]:
+    """GPT-2's printable stand-ins for the 256 bytes, reversed."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    chars = list(keep)
+    extra = 0
+    for b in range(256):
+        if b not in keep:
+            keep.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {chr(c): b for b, c in zip(keep, chars, strict=True)}
+
+
+def _byte_level_kind(piece: str) -> tuple[int, int]:
+    """Flags and length of a byte-level piece: a part of a character is a byte token (with no
+    character of its own when it holds no character's first byte)."""
+    table = _byte_decoder()
+    if not piece or any(c not in table for c in piece):
+        return 0, len(piece)
+    raw = bytes(table[c] for c in piece)
+    try:
+        return 0, len(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        pass
+    starts = sum(1 for b in raw if not 0x80 <= b < 0xC0)
+    return (FLAG_BYTE | (FLAG_CONTINUATION if starts == 0 else 0)), starts
+
+
+def _fallback_kind(value: int) -> tuple[int, int]:
+    """Flags and length of a byte-fallback piece <0xXX>."""
+    if 0x80 <= value < 0xC0:
+        return FLAG_BYTE | FLAG_CONTINUATION, 0
+    return FLAG_BYTE, 1
+
+
+def _byte_value(piece: str) -> int:
+    """The byte of a <0xXX> piece, else -1."""
+    if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+        try:
+            return int(piece[3:5], 16)
+        except ValueError:
+            return -1
+    return -1
+
+
+def _blank(piece: str, byte_level: bool, marker: str) -> bool:
+    """Whether a piece stands for white space only."""
+    if byte_level:
+        table = _byte_decoder()
+        if all(c in table for c in piece):
+            try:
+                piece = bytes(table[c] for c in piece).decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+    return all(c.isspace() or (marker != "" and c == marker) for c in piece)
+
+
+def _display_name(path: str) -> str:
+    """A file's name without .json; a file named tokenizer.json is named after its folder."""
+    p = Path(path)
+    if p.name == "tokenizer.json" and p.parent.name:
+        return p.parent.name
+    return p.name[: -len(".json")] if p.name.endswith(".json") else p.name
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[-1] if text else type(exc).__name__

@@ -1,0 +1,226 @@
+"""Hugging Face tokenizer.json files for the tests, trained here with the `tokenizers` trainers.
+
+Each configuration changes how the file normalizes, pre-tokenizes or merges text; training on a
+slice of Botchan plus a few synthetic sentences keeps each one well under a second.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tokenizers import (
+    AddedToken,
+    Regex,
+    Tokenizer,
+    decoders,
+    models,
+    normalizers,
+    processors,
+    trainers,
+)
+from tokenizers import pre_tokenizers as pre
+
+from tests.core.modelkit import EXTRA_SENTENCES
+
+# GPT-2's and a GPT-4 style pre-tokenizer pattern (the latter run by a Split, then ByteLevel
+# without its own regex).
+GPT4_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+SYNTHETIC = [
+    *EXTRA_SENTENCES,
+    "12345 678,901.23 2024-06-01 0x7fff 3.14159 1e-9 9999999",
+    "aaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbb ------------ ============ ............",
+    "https://example.com/path/to/page?query=1&other=2#anchor",
+    "line one\r\nline two\r\n\r\n\ttabbed\n    indented\n",
+    "漢字かなカナ 全角　スペース 한국어 😀😀😀 🧑\u200d💻 👍🏽 ❤️",
+    "Z\u0351\u0362a\u034el n\u0303o \u0915\u094d\u0937 a\u0308",
+]
+# WordPiece models Tokenline re-encodes in windows of whole words (the rest re-encode whole).
+WORD_WINDOWED = {"wp-lower-chinese", "wp-cased-accents"}
+SPECIALS = ["<|endoftext|>", "[CLS]", "[SEP]"]
+# Added tokens that are not special (matched in text like special ones, shown as ordinary).
+PLAIN_ADDED = ["<tool>", "</tool>"]
+
+
+def corpus(botchan: str, chars: int = 40_000) -> list[str]:
+    """Training text: a slice of Botchan in lines, and the synthetic sentences a few times."""
+    lines = botchan[:chars].splitlines()
+    return lines + SYNTHETIC * 5
+
+
+def _bpe(vocab: int, **model: Any) -> tuple[Tokenizer, Any]:
+    tok = Tokenizer(models.BPE(**model))
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab, special_tokens=SPECIALS, show_progress=False, min_frequency=2
+    )
+    return tok, trainer
+
+
+def _byte_level(vocab: int) -> tuple[Tokenizer, Any]:
+    tok = Tokenizer(models.BPE())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab,
+        special_tokens=SPECIALS,
+        initial_alphabet=pre.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.decoder = decoders.ByteLevel()
+    return tok, trainer
+
+
+def gpt2(prefix: bool = False, nfc: bool = False) -> tuple[Tokenizer, Any]:
+    tok, trainer = _byte_level(600)
+    tok.pre_tokenizer = pre.ByteLevel(add_prefix_space=prefix, use_regex=True)
+    # Its post-processor trims offsets (Tokenline must not let that move token lengths).
+    tok.post_processor = processors.ByteLevel(trim_offsets=True)
+    if nfc:
+        tok.normalizer = normalizers.NFC()
+    return tok, trainer
+
+
+def gpt4() -> tuple[Tokenizer, Any]:
+    tok, trainer = _byte_level(700)
+    tok.pre_tokenizer = pre.Sequence(
+        [
+            pre.Split(Regex(GPT4_PATTERN), behavior="isolated", invert=False),
+            pre.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    return tok, trainer
+
+
+def metaspace_bpe(scheme: str, split: bool) -> tuple[Tokenizer, Any]:
+    tok, trainer = _bpe(400, unk_token="[UNK]", fuse_unk=True)
+    tok.pre_tokenizer = pre.Metaspace(prepend_scheme=scheme, split=split)
+    tok.decoder = decoders.Metaspace(prepend_scheme=scheme, split=split)
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["[UNK]", *SPECIALS], show_progress=False
+    )
+    return tok, trainer
+
+
+def llama_style() -> tuple[Tokenizer, Any]:
+    """Llama 2's layout: the normalizer prepends "▁" and escapes spaces, no pre-tokenizer, BPE
+    with byte fallback (the <0xXX> pieces are added to the vocabulary after training)."""
+    tok, trainer = _bpe(500)
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    return tok, trainer
+
+
+def wordpiece(lowercase: bool, strip_accents: bool | None, chinese: bool) -> tuple[Tokenizer, Any]:
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]", max_input_chars_per_word=30))
+    tok.normalizer = normalizers.BertNormalizer(
+        clean_text=True,
+        handle_chinese_chars=chinese,
+        strip_accents=strip_accents,
+        lowercase=lowercase,
+    )
+    tok.pre_tokenizer = pre.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok.post_processor = processors.BertProcessing(("[SEP]", 2), ("[CLS]", 1))
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=500, special_tokens=["[UNK]", "[CLS]", "[SEP]"], show_progress=False
+    )
+    return tok, trainer
+
+
+def unigram_metaspace(normalizer: Any) -> tuple[Tokenizer, Any]:
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizer
+    tok.pre_tokenizer = pre.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(
+        vocab_size=400, special_tokens=["<unk>", *SPECIALS], unk_token="<unk>", show_progress=False
+    )
+    return tok, trainer
+
+
+def digits_bpe() -> tuple[Tokenizer, Any]:
+    """Character BPE with an unknown token: whitespace, punctuation and single digits cut."""
+    tok, trainer = _bpe(300, unk_token="[UNK]")
+    tok.pre_tokenizer = pre.Sequence(
+        [pre.WhitespaceSplit(), pre.Punctuation(), pre.Digits(individual_digits=True)]
+    )
+    tok.normalizer = normalizers.Sequence(
+        [normalizers.NFKC(), normalizers.Lowercase(), normalizers.Strip()]
+    )
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["[UNK]", *SPECIALS], show_progress=False
+    )
+    return tok, trainer
+
+
+def wordlevel() -> tuple[Tokenizer, Any]:
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre.Whitespace()
+    trainer = trainers.WordLevelTrainer(
+        vocab_size=400, special_tokens=["[UNK]", *SPECIALS], show_progress=False
+    )
+    return tok, trainer
+
+
+NORMALIZER_SEQUENCE = normalizers.Sequence(
+    [
+        normalizers.NFKC(),
+        normalizers.Lowercase(),
+        normalizers.Replace(Regex(" {2,}"), " "),
+        normalizers.Strip(left=False, right=True),
+    ]
+)
+
+# name -> how to build its (untrained) tokenizer and trainer.
+CONFIGS: dict[str, Callable[[], tuple[Tokenizer, Any]]] = {
+    "bl-gpt2": gpt2,
+    "bl-gpt2-prefix-nfc": lambda: gpt2(prefix=True, nfc=True),
+    "bl-gpt4": gpt4,
+    "meta-always-split": lambda: metaspace_bpe("always", True),
+    "meta-always-nosplit": lambda: metaspace_bpe("always", False),
+    "meta-first-split": lambda: metaspace_bpe("first", True),
+    "meta-first-nosplit": lambda: metaspace_bpe("first", False),
+    "meta-never-split": lambda: metaspace_bpe("never", True),
+    "meta-never-nosplit": lambda: metaspace_bpe("never", False),
+    "llama-style": llama_style,
+    "wp-lower-chinese": lambda: wordpiece(True, None, True),
+    "wp-cased-accents": lambda: wordpiece(False, False, True),
+    "wp-lower-strip-nochinese": lambda: wordpiece(True, True, False),
+    "unigram": lambda: unigram_metaspace(None),
+    "unigram-nfkc-lower-replace": lambda: unigram_metaspace(NORMALIZER_SEQUENCE),
+    "unigram-nfc-prepend-strip": lambda: unigram_metaspace(
+        normalizers.Sequence([normalizers.NFC(), normalizers.Strip(), normalizers.Prepend("▁")])
+    ),
+    "bpe-digits-unk": digits_bpe,
+    "wordlevel": wordlevel,
+}
+
+
+def train(name: str, out_dir: Path, botchan: str) -> Path:
+    """Trains configuration `name` and saves its tokenizer.json under out_dir/name/."""
+    tok, trainer = CONFIGS[name]()
+    tok.train_from_iterator(corpus(botchan), trainer)
+    # Added tokens matched on the normalized text keep a WordPiece model from windows of words.
+    normalized = name not in WORD_WINDOWED
+    tok.add_tokens([AddedToken(t, special=False, normalized=normalized) for t in PLAIN_ADDED])
+    folder = out_dir / name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "tokenizer.json"
+    tok.save(str(path))
+    if name == "llama-style":
+        add_byte_fallback(path)
+    return path
+
+
+def add_byte_fallback(path: Path) -> None:
+    """Gives a BPE tokenizer.json the 256 <0xXX> pieces and byte fallback, as Llama's has."""
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    vocab: dict[str, int] = spec["model"]["vocab"]
+    top = max(max(vocab.values()), *(a["id"] for a in spec["added_tokens"])) + 1
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = top + b
+    spec["model"]["byte_fallback"] = True
+    spec["model"]["fuse_unk"] = True
+    path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")

@@ -1,0 +1,485 @@
+"""Hugging Face tokenizer.json models: after every edit, Document.ids() equals the tokenizers
+library's own encode, and token spans partition the text.
+
+The files are trained here (tests/core/hfkit.py) in every configuration that changes how text is
+normalized, pre-tokenized or merged; the judge is `Tokenizer.from_file` on the same file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+
+from tests.core import hfkit
+from tests.core.strategies import edit_ops, fragment
+from tokenline.core import (
+    TOKEN_BYTE,
+    TOKEN_SPECIAL,
+    TOKEN_UNKNOWN,
+    TOKEN_WHITESPACE,
+    Document,
+    Model,
+    ModelError,
+    bundled_model_path,
+    find_in_hf_cache,
+    hf_cached_repos,
+    load_model,
+)
+from tokenline.core.resolve import is_hf_json, is_repo_id
+
+BYTE_LEVEL = ["bl-gpt2", "bl-gpt2-prefix-nfc", "bl-gpt4"]
+# Byte-level models that neither normalize nor insert: a token's length is the number of
+# characters whose first byte it holds.
+PLAIN_BYTE_LEVEL = ["bl-gpt2", "bl-gpt4"]
+
+HF_EXTRA = [
+    *hfkit.SPECIALS,
+    *hfkit.PLAIN_ADDED,
+    "<tool>call</tool>",
+    "12345678901234",
+    "3,141,592.65",
+    "2024-06-01T12:00:00Z",
+    "CamelCaseIdentifierWithoutSpaces_and_snake_case",
+    "x\r\ny\r\n",
+    "'s 've 'LL",
+    "Ａｂｃ ﬁ ½ ²",
+    "İstanbul ǅ ß ΣΑΣ",
+    "\u0301\u0301",
+]
+# GPT-2's table of printable stand-ins for bytes, reversed (written out independently of
+# tokenline.core.hfloader's).
+_PRINTABLE = [*range(33, 127), *range(161, 173), *range(174, 256)]
+BYTE_DECODER = {
+    chr(c): b
+    for b, c in zip(
+        _PRINTABLE + [b for b in range(256) if b not in _PRINTABLE],
+        _PRINTABLE + list(range(256, 256 + 256 - len(_PRINTABLE))),
+        strict=True,
+    )
+}
+long_run = st.builds(
+    lambda unit, n: unit * n,
+    st.sampled_from(["a", "ab", " ", "\n", "\t", "中", "😀", "-", "1", "é", "👨\u200d👩\u200d👧"]),
+    st.integers(15, 300),
+)
+hf_fragment = st.one_of(fragment, st.sampled_from(HF_EXTRA), long_run)
+
+
+def hf_texts(max_fragments: int = 25) -> st.SearchStrategy[str]:
+    return st.lists(hf_fragment, max_size=max_fragments).map("".join)
+
+
+@st.composite
+def hf_edit(draw: st.DrawFn, length: int) -> tuple[int, int, str]:
+    """An edit from tests/core/strategies.py, its new text sometimes one of the fragments above
+    (added tokens, digit groups, long runs)."""
+    start, end, new = draw(edit_ops(length))
+    if draw(st.integers(0, 3)) == 0:
+        new = draw(hf_fragment)
+    return start, end, new
+
+
+class Judge:
+    """A trained file: the model Tokenline loads and the tokenizers library's own Tokenizer."""
+
+    def __init__(self, name: str, path: Path) -> None:
+        self.name = name
+        self.path = path
+        self.ref = Tokenizer.from_file(str(path))
+        self.model = load_model(path)
+        self.added = set(self.ref.get_added_tokens_decoder())
+
+    def chars_begun(self, token_id: int) -> int:
+        """How many characters start in a token of a byte-level model (an independent count of
+        its length: UTF-8 lead bytes of its bytes, or an added token's own characters)."""
+        piece = self.ref.id_to_token(token_id)
+        if token_id in self.added:
+            return len(piece)
+        raw = bytes(BYTE_DECODER[c] for c in piece)
+        return sum(1 for b in raw if not 0x80 <= b < 0xC0)
+
+    def ids(self, text: str) -> list[int]:
+        ids: list[int] = self.ref.encode(text, add_special_tokens=False).ids
+        return ids
+
+
+@pytest.fixture(scope="session")
+def hf_paths(tmp_path_factory: pytest.TempPathFactory, botchan: str) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("hf")
+    return {name: hfkit.train(name, out, botchan) for name in hfkit.CONFIGS}
+
+
+@pytest.fixture(scope="session")
+def judges(hf_paths: dict[str, Path]) -> dict[str, Judge]:
+    return {name: Judge(name, path) for name, path in hf_paths.items()}
+
+
+def check_document(judge: Judge, doc: Document, text: str) -> None:
+    """The document holds text, its ids are the reference's, its spans partition the text and
+    each character split over byte-level tokens is one group."""
+    assert doc.text == text
+    expected = judge.ids(text)
+    assert doc.ids() == expected
+    spans = doc.spans(0, len(doc))
+    if expected:
+        assert spans[0] == 0 and spans[-1] == len(text)
+        assert all(spans[i] == spans[i + 1] for i in range(1, len(spans) - 1, 2))
+        assert all(spans[i] <= spans[i + 1] for i in range(0, len(spans), 2))
+    if judge.name in PLAIN_BYTE_LEVEL:
+        assert doc.engine.toks.lengths(0, len(doc)) == [judge.chars_begun(i) for i in expected]
+    if judge.name in BYTE_LEVEL:
+        offsets = judge.ref.encode(text, add_special_tokens=False).offsets
+        for k in range(1, len(offsets)):
+            if offsets[k] == offsets[k - 1] and offsets[k][0] < offsets[k][1]:
+                assert doc.group(k)[0] < k, (k, offsets[k])
+
+
+def check_selections(judge: Judge, doc: Document, data: st.DataObject) -> None:
+    n = doc.length()
+    for _ in range(data.draw(st.integers(1, 3), label="selections")):
+        a = data.draw(st.integers(0, n), label="a")
+        b = data.draw(st.integers(a, n), label="b")
+        expected = judge.ids(doc.text[a:b])
+        assert doc.count(a, b) == len(expected)
+        assert doc.encode_range(a, b) == expected
+
+
+def run_edits(judge: Judge, text: str, data: st.DataObject) -> None:
+    doc = Document(judge.model, text)
+    check_document(judge, doc, text)
+    for _ in range(data.draw(st.integers(1, 20), label="steps")):
+        start, end, new = data.draw(hf_edit(doc.length()), label="edit")
+        text = text[:start] + new + text[end:]
+        doc.edit(start, end, new)
+        check_document(judge, doc, text)
+    check_selections(judge, doc, data)
+
+
+@pytest.mark.parametrize("name", list(hfkit.CONFIGS))
+@given(text=hf_texts(), data=st.data())
+def test_edits_match_the_reference(
+    judges: dict[str, Judge], name: str, text: str, data: st.DataObject
+) -> None:
+    run_edits(judges[name], text, data)
+
+
+@pytest.mark.parametrize("name", ["bl-gpt4", "llama-style", "wp-lower-chinese", "unigram"])
+@given(data=st.data())
+def test_edits_on_prose(
+    judges: dict[str, Judge], botchan: str, name: str, data: st.DataObject
+) -> None:
+    start = data.draw(st.integers(0, len(botchan) - 2000), label="offset")
+    run_edits(judges[name], botchan[start : start + 2000], data)
+
+
+# Word parts, and parts of the added tokens <tool>, </tool> and [CLS] that edits can join.
+SYLLABLES = ["un", "der", "stand", "ing", "the", "of", "x", "Ré", "中", "☃", "ab", "qu"]
+SYLLABLES += ["<", "</", "too", "tool", "l>", ">", "[", "[CL", "CLS", "S]", "]"]
+words = st.lists(
+    st.tuples(
+        st.lists(st.sampled_from(SYLLABLES), min_size=1, max_size=12).map("".join),
+        st.sampled_from([" ", "  ", ".", ", ", "\n", "-", "'", "‽"]),
+    ).map("".join),
+    max_size=8,
+).map("".join)
+
+
+@pytest.mark.parametrize("name", sorted(hfkit.WORD_WINDOWED))
+@settings(max_examples=max(200, settings().max_examples))
+@given(text=words, data=st.data())
+def test_edits_inside_long_words(
+    judges: dict[str, Judge], name: str, text: str, data: st.DataObject
+) -> None:
+    """Words near WordPiece's longest (30 characters here, longer ones are one unknown token)
+    edited in their middle: a window must never cut a word."""
+    judge = judges[name]
+    doc = Document(judge.model, text)
+    for _ in range(data.draw(st.integers(1, 10), label="steps")):
+        start = data.draw(st.integers(0, doc.length()), label="start")
+        end = data.draw(st.integers(start, min(doc.length(), start + 3)), label="end")
+        new = data.draw(
+            st.one_of(words, st.lists(st.sampled_from(SYLLABLES), max_size=6).map("".join)),
+            label="new",
+        )
+        text = text[:start] + new + text[end:]
+        doc.edit(start, end, new)
+        check_document(judge, doc, text)
+
+
+@pytest.mark.parametrize("name", sorted(hfkit.WORD_WINDOWED))
+def test_a_word_grown_past_the_longest_is_unknown(judges: dict[str, Judge], name: str) -> None:
+    """26 characters in pieces; 7 more near its start make it one unknown token, which a window
+    ending inside the word (at a piece that did not change) would not see."""
+    judge = judges[name]
+    text = "the " + "understanding" * 2 + " of it"
+    doc = Document(judge.model, text)
+    check_document(judge, doc, text)
+    doc.edit(6, 6, "abcdefg")
+    check_document(judge, doc, text[:6] + "abcdefg" + text[6:])
+    assert judge.model.unk_id in doc.ids()
+
+
+@pytest.mark.parametrize("name", sorted(hfkit.WORD_WINDOWED))
+def test_an_added_token_across_a_window_edge(judges: dict[str, Judge], name: str) -> None:
+    """ "<tool>" completed by an edit after "tool", whose old word "tool" a window could start
+    at: the added-token matcher, re-run across the edge, must see the "<" before it."""
+    judge = judges[name]
+    for text, (start, end, new) in [
+        ("a <tool x", (7, 8, ">")),
+        ("a </tool x", (8, 8, ">")),
+        ("a [CLS x", (6, 6, "]")),
+    ]:
+        doc = Document(judge.model, text)
+        doc.edit(start, end, new)
+        check_document(judge, doc, text[:start] + new + text[end:])
+
+
+@pytest.mark.parametrize("name", sorted(hfkit.WORD_WINDOWED))
+def test_word_windows_stay_small(judges: dict[str, Judge], botchan: str, name: str) -> None:
+    """A WordPiece model with independent words re-encodes a few words per edit, not the
+    whole text, and counts long selections from windows at their two ends."""
+    judge = judges[name]
+    text = botchan[:20_000]
+    doc = Document(judge.model, text)
+    engine = doc.engine
+    for at, new in ((10_000, "x"), (5_003, " Ünïcode 中文 [CLS] "), (19_990, "\n\n")):
+        before = engine.encoded_chars
+        doc.edit(at, at + 1, new)
+        text = text[:at] + new + text[at + 1 :]
+        check_document(judge, doc, text)
+        assert engine.encoded_chars - before < 500
+    before = engine.encoded_chars
+    assert doc.count(1234, 17_000) == len(judge.ids(text[1234:17_000]))
+    assert engine.encoded_chars - before < 500
+
+
+# -- what each kind of token is, and offset quirks ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("bl-gpt2", "bpe (tokenizer.json)"),
+        ("meta-first-split", "bpe (tokenizer.json)"),
+        ("wp-cased-accents", "wordpiece (tokenizer.json)"),
+        ("unigram", "unigram (tokenizer.json)"),
+        ("wordlevel", "wordlevel (tokenizer.json)"),
+    ],
+)
+def test_model_type_and_mode(judges: dict[str, Judge], name: str, kind: str) -> None:
+    model = judges[name].model
+    assert model.model_type == kind
+    if name in hfkit.WORD_WINDOWED:
+        assert model.incremental and model.mode_note == "incremental"
+    else:
+        assert not model.incremental and "re-encode whole" in model.mode_note
+    assert model.name == name  # a tokenizer.json is named after its folder
+    assert model.vocab_size == judges[name].ref.get_vocab_size(with_added_tokens=True)
+
+
+def test_token_kinds(judges: dict[str, Judge]) -> None:
+    model = judges["bl-gpt2"].model
+    vocab = judges["bl-gpt2"].ref.get_vocab(with_added_tokens=True)
+    assert model.token_kind(vocab["<|endoftext|>"]) == TOKEN_SPECIAL
+    assert model.token_kind(vocab["<tool>"]) == 0  # added, not special
+    assert model.token_kind(vocab["Ġ"]) == TOKEN_WHITESPACE
+    assert model.token_kind(vocab["Ċ"]) == TOKEN_WHITESPACE  # "\n"
+    assert model.token_kind(vocab["a"]) == 0
+    assert model.token_kind(vocab["ä"]) == TOKEN_BYTE  # 0xE4: a lead byte alone
+    assert model.piece(vocab["Ġ"]) == "Ġ"  # the token string is the display piece
+    wp = judges["wp-lower-chinese"]
+    unk = wp.ref.token_to_id("[UNK]")
+    assert wp.model.token_kind(unk) == TOKEN_UNKNOWN | TOKEN_SPECIAL and wp.model.unk_id == unk
+    meta = judges["meta-always-split"]
+    assert meta.model.token_kind(meta.ref.token_to_id("▁")) == TOKEN_WHITESPACE
+    llama = judges["llama-style"]
+    assert llama.model.token_kind(llama.ref.token_to_id("<0xE4>")) == TOKEN_BYTE
+    assert llama.model.token_kind(llama.ref.token_to_id("<0x41>")) == TOKEN_BYTE
+
+
+@pytest.mark.parametrize("name", [*BYTE_LEVEL, "llama-style"])
+def test_a_split_character_is_one_group(judges: dict[str, Judge], name: str) -> None:
+    text = "a 𝔘\u4e2d"  # characters the models have no single piece for
+    doc = Document(judges[name].model, text)
+    check_document(judges[name], doc, text)
+    k = doc.token_at(2)
+    first, end = doc.group(k)
+    assert end - first >= 2
+    assert doc.token_span(first)[0] == 2 and doc.token_span(end - 1)[1] == 3
+    assert all(doc.model.token_kind(i) & TOKEN_BYTE for i in doc.ids_between(first, end))
+
+
+def test_a_prepended_marker_holds_no_character(judges: dict[str, Judge]) -> None:
+    """Metaspace's prepended "▁" and the first character share offsets; the character goes to
+    its own token, the marker gets length 0."""
+    judge = judges["meta-always-split"]
+    for text in ("x", " x", "中"):
+        doc = Document(judge.model, text)
+        check_document(judge, doc, text)
+        pieces = [doc.model.piece(i) for i in doc.ids()]
+        assert pieces[0] == "▁"
+        assert doc.token_span(0) == (0, 0 if text != " x" else 1)
+
+
+def test_spaces_stay_in_the_tokens_that_hold_them(judges: dict[str, Judge]) -> None:
+    """bl-gpt2's file has a ByteLevel post-processor that trims spaces off offsets ("Ġw" at
+    (7, 8) in "hello  world"); the space stays in the token whose bytes hold it."""
+    judge = judges["bl-gpt2"]
+    doc = Document(judge.model, "hello  world")
+    spans = doc.spans(0, len(doc))
+    pieces = [doc.model.piece(i) for i in doc.ids()]
+    starts = {p: spans[2 * i] for i, p in enumerate(pieces)}
+    assert starts["Ġ"] == 5 and starts["Ġw"] == 6
+
+
+def test_white_space_only_text_has_no_tokens(judges: dict[str, Judge]) -> None:
+    judge = judges["wp-lower-chinese"]
+    doc = Document(judge.model, "   \n\t ")
+    assert doc.ids() == [] and doc.count(0, 3) == 0
+    doc.edit(2, 2, "Hello")
+    check_document(judge, doc, "  Hello \n\t ")
+    first_end = judge.ref.encode(doc.text, add_special_tokens=False).offsets[0][1]
+    assert doc.token_span(0) == (0, first_end)  # leading white space goes to the first token
+    assert doc.token_span(len(doc) - 1)[1] == len(doc.text)  # trailing to the last
+    doc.edit(2, 7, "")
+    check_document(judge, doc, "   \n\t ")
+
+
+def test_truncation_and_padding_in_the_file_are_ignored(
+    hf_paths: dict[str, Path], tmp_path: Path
+) -> None:
+    spec = json.loads(hf_paths["bl-gpt2"].read_text(encoding="utf-8"))
+    spec["truncation"] = {"direction": "Right", "max_length": 8, "strategy": "LongestFirst"}
+    spec["truncation"]["stride"] = 0
+    path = tmp_path / "truncating.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    text = "a fairly long sentence that has many more than eight tokens in it"
+    whole = Tokenizer.from_file(str(path))
+    whole.no_truncation()
+    doc = Document(load_model(path), text)
+    assert doc.ids() == whole.encode(text, add_special_tokens=False).ids
+    assert len(doc) > 8
+
+
+# -- finding and loading tokenizer.json files ---------------------------------------------------
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    (tmp_path / "hub").mkdir()
+    return tmp_path / "hub"
+
+
+def cached_snapshot(hub: Path, repo_id: str, files: dict[str, bytes]) -> Path:
+    """A `main` snapshot of repo_id in the Hub cache at hub, holding files."""
+    repo = hub / ("models--" + repo_id.replace("/", "--"))
+    snapshot = repo / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    for name, data in files.items():
+        (snapshot / name).write_bytes(data)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc123")
+    return snapshot
+
+
+def is_hf(model: Model) -> bool:
+    return model.model_type.endswith("(tokenizer.json)")
+
+
+def test_load_a_file_a_path_and_a_folder(hf_paths: dict[str, Path], tmp_path: Path) -> None:
+    path = hf_paths["unigram"]
+    assert is_hf(load_model(str(path))) and is_hf(load_model(path))
+    folder_model = load_model(path.parent)
+    assert is_hf(folder_model) and folder_model.path == str(path)
+    assert folder_model.name == "unigram"
+    relative = load_model("unigram/tokenizer.json", path.parent.parent)
+    assert relative.path == str(path)
+    renamed = tmp_path / "my-tok.json"
+    renamed.write_bytes(path.read_bytes())
+    assert load_model(renamed).name == "my-tok"
+
+
+def test_a_folder_prefers_tokenizer_json(hf_paths: dict[str, Path], tmp_path: Path) -> None:
+    sp = bundled_model_path().read_bytes()
+    (tmp_path / "both").mkdir()
+    (tmp_path / "both" / "tokenizer.model").write_bytes(sp)
+    (tmp_path / "both" / "tokenizer.json").write_bytes(hf_paths["bl-gpt2"].read_bytes())
+    assert load_model(tmp_path / "both").path == str(tmp_path / "both" / "tokenizer.json")
+    (tmp_path / "sp").mkdir()
+    (tmp_path / "sp" / "tokenizer.model").write_bytes(sp)
+    model = load_model(str(tmp_path / "sp"))
+    assert model.model_type == "bpe" and model.path == str(tmp_path / "sp" / "tokenizer.model")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelError, match="it is a directory"):
+        load_model(tmp_path / "empty")
+
+
+def test_a_cached_repo_prefers_tokenizer_json(hf_paths: dict[str, Path], hub: Path) -> None:
+    sp = bundled_model_path().read_bytes()
+    tj = hf_paths["wp-cased-accents"].read_bytes()
+    both = cached_snapshot(hub, "acme/both", {"tokenizer.model": sp, "tokenizer.json": tj})
+    only_sp = cached_snapshot(hub, "acme/sp", {"tokenizer.model": sp})
+    only_json = cached_snapshot(hub, "acme/hf", {"tokenizer.json": tj, "vocab.txt": b"x\n"})
+    assert find_in_hf_cache("acme/both") == both / "tokenizer.json"
+    model = load_model("acme/both")
+    assert model.name == "acme/both" and model.model_type == "wordpiece (tokenizer.json)"
+    assert load_model("acme/sp").model_type == "bpe"
+    assert load_model("acme/hf").path == str(only_json / "tokenizer.json")
+    assert hf_cached_repos() == [
+        ("acme/both", both / "tokenizer.json"),
+        ("acme/hf", only_json / "tokenizer.json"),
+        ("acme/sp", only_sp / "tokenizer.model"),
+    ]
+
+
+def test_json_paths_are_not_repo_ids_and_tekken_is_not_claimed(tmp_path: Path) -> None:
+    assert not is_repo_id("acme/tokenizer.json") and is_repo_id("acme/tokenizer")
+    with pytest.raises(ModelError, match="no such file"):
+        load_model("acme/tokenizer.json", tmp_path)
+    assert is_hf_json("/x/tokenizer.json") and is_hf_json("Mine.JSON")
+    assert not is_hf_json("/x/tekken.json") and not is_hf_json("tekken_240911.json")
+    assert not is_hf_json("/x/tokenizer.model")
+
+
+BAD_FILES = {
+    "empty.json": (b"", "the file is empty"),
+    "corrupt.json": (b'{"model": {"type": "BPE", ', "not valid JSON (line 1"),
+    "binary.json": (b"\xff\xfe\x00{", "not UTF-8"),
+    "list.json": (b"[1, 2]", 'no "model" with a "type"'),
+    "config.json": (b'{"architectures": ["X"]}', 'no "model" with a "type"'),
+    "typeless.json": (b'{"model": {"vocab": {}}}', 'no "model" with a "type"'),
+    "odd.json": (b'{"model": {"type": "Sentencepiece"}}', "unsupported tokenizer.json model"),
+    "broken.json": (b'{"model": {"type": "BPE", "vocab": 3}}', "tokenizers rejects it"),
+    "badmerge.json": (
+        b'{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}',
+        "tokenizers rejects it",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_FILES))
+def test_bad_files_give_a_clear_error(tmp_path: Path, name: str) -> None:
+    data, reason = BAD_FILES[name]
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(ModelError) as caught:
+        load_model(path)
+    assert caught.value.path == str(path)
+    assert reason in caught.value.reason
+    assert str(path) in str(caught.value)
+
+
+def test_cut_files_never_crash(hf_paths: dict[str, Path], tmp_path: Path) -> None:
+    data = hf_paths["bl-gpt4"].read_bytes()
+    path = tmp_path / "cut.json"
+    for cut in range(0, len(data), max(1, len(data) // 40)):
+        path.write_bytes(data[:cut])
+        with pytest.raises(ModelError) as caught:
+            load_model(path)
+        assert caught.value.path == str(path)
