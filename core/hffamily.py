@@ -98,8 +98,8 @@ class HFFamily(Family):
         Each token holds the characters up to its end that no token before it holds: of the
         byte-level tokens of one character, the first holds it and the rest get length 0. An
         inserted marker yields to the next token when both cover the same characters. Text no
-        token covers (white space the pre-tokenizer drops) goes to the token after it, or the
-        last token at the end.
+        token covers (white space the pre-tokenizer drops) goes to the token after it, or at the
+        end to the last token that holds a character.
         """
         m: i64 = len(ids)
         out = vec[i32](capacity=m)
@@ -122,5 +122,10 @@ class HFFamily(Family):
             out = append(out, i32(ln))
             i += 1
         if m > 0 and cur < n:
-            out[m - 1] = out[m - 1] + i32(n - cur)
+            # To the last token that holds a character, so that the byte-level tokens after it
+            # (which normalization may have left covering nothing more) stay its group.
+            last: i64 = m - 1
+            while last > 0 and out[last] == 0:
+                last -= 1
+            out[last] = out[last] + i32(n - cur)
         return out
