@@ -533,7 +533,7 @@ def test_status_click_opens_the_model_picker(ui: dict[str, Any]) -> None:
     s = _step(ui, "models")
     assert "Model" in s["title"]
     assert any("mistral-7b-v0.1" in item for item in s["items"]), s["items"]
-    assert any(".model file" in item for item in s["items"]), s["items"]
+    assert any("Tokenizer file (.model, tokenizer.json" in item for item in s["items"]), s["items"]
 
 
 def test_setting_the_context_window_reaches_the_server(ui: dict[str, Any]) -> None:
