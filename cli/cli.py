@@ -38,8 +38,9 @@ DIM = "\x1b[2m"
 
 MODEL_HELP = (
     "a bundled model name, a tiktoken encoding or OpenAI model name (o200k_base, gpt-4o; from "
-    "tiktoken's cache), a SentencePiece .model file, a Mistral tekken*.json file, or a Hugging "
-    f"Face repo id in the local cache (default: {BUNDLED_DEFAULT})"
+    "tiktoken's cache), a tokenizer file (a Hugging Face tokenizer.json, a Mistral tekken*.json, "
+    "a SentencePiece .model) or a folder holding one, or a Hugging Face repo id in the local "
+    f"cache (default: {BUNDLED_DEFAULT})"
 )
 
 
@@ -235,9 +236,12 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def render(doc: Document, color: bool) -> str:
     """The document's text with alternating colours (or '|') at token boundaries; tokens that
-    share a character (Document.group: byte fallback, byte-level BPE) are shown as one."""
-    spans = doc.spans(0, len(doc))
+    share a character (Document.group: byte fallback, byte-level BPE) are shown as one. Text
+    without tokens (white space a WordPiece model drops) is shown as it is."""
     text = doc.text
+    if len(doc) == 0:
+        return text
+    spans = doc.spans(0, len(doc))
     parts: list[str] = []
     shade = 0
     k = 0

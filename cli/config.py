@@ -5,7 +5,9 @@ limits: walking up from the file, the first directory with a Tokenline configura
 it `.tokenline.toml`, then `tokenline.toml`, then a `pyproject.toml` that has `[tool.tokenline]`;
 a `pyproject.toml` without that table is passed over). Keys:
 
-    model = "mistral-7b-v0.1"       # bundled name, .model path (relative to this file), repo id
+    model = "mistral-7b-v0.1"       # bundled name, tiktoken encoding (o200k_base), tokenizer
+                                    # file (tokenizer.json, tekken*.json, .model) or a folder
+                                    # holding one (relative to this file), Hub repo id
     context-window = 32768          # tokens
     warn-at = 0.9                   # fraction of the limit that gets a Warning in the editor
     exclude = ["vendor/", "*.lock"] # gitignore-style: files never counted nor checked

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tokenline.config import Budget, ConfigError, ConfigFinder, ProjectConfig, show_value
-from tokenline.core import Model, ModelError, bundled_models, resolve_model
+from tokenline.core import LISTED_FILES, Model, ModelError, bundled_models, resolve_model
+from tokenline.core.resolve import is_tekken_file
 from tokenline.walk import read_text
 
 DEFAULT_CONTEXT_WINDOW = 8192
@@ -87,21 +88,17 @@ class Measurer:
 
     def model(self, spec: str | None, base_dir: Path | None = None) -> Model:
         """The model a spec names (tokenline.core.resolve_model: a bundled name, a tiktoken
-        encoding or OpenAI model name, a path relative to base_dir, a Hugging Face repo id in the
-        local cache), each file loaded once."""
+        encoding or OpenAI model name, a tokenizer.json, tekken*.json or .model file or a folder
+        holding one, relative to base_dir, a Hugging Face repo id in the local cache), each file
+        loaded once."""
         text = (spec or "").strip()
         known = self._by_spec.get((text, base_dir))
         if known is not None:
             return known
         source = resolve_model(text, base_dir)
         named = source.kind == "tiktoken"
-        if text and text not in bundled_models() and not (named or _names_a_file(text, base_dir)):
-            raise ModelError(
-                text,
-                f"neither a bundled model ({', '.join(sorted(bundled_models()))}), a tiktoken "
-                "encoding (o200k_base, cl100k_base, ...), a tokenizer file nor a Hugging Face "
-                "repo id",
-            )
+        if text and text not in bundled_models() and not named:
+            _check_file(text, base_dir, Path(source.path))
         key = source.path if named else os.path.realpath(source.path)
         if key not in self._models:
             self._models[key] = source.load()
@@ -142,9 +139,47 @@ class Measurer:
         )
 
 
+# The tokenizer files a folder may hold, as the resolver looks for them.
+FOLDER_FILES = ", ".join(LISTED_FILES)
+
+
+def _check_file(spec: str, base_dir: Path | None, path: Path) -> None:
+    """Raises ModelError, saying what was expected, when a spec that is neither a bundled model
+    nor a tiktoken encoding names no tokenizer file that exists."""
+    if not _names_a_file(spec, base_dir):
+        raise ModelError(
+            spec,
+            f"not a bundled model ({', '.join(sorted(bundled_models()))}), a tiktoken encoding "
+            "or OpenAI model name (o200k_base, cl100k_base, gpt-4o, ...), a tokenizer file "
+            "(tokenizer.json, tekken*.json, .model), a folder holding one, nor a Hugging Face "
+            "repo id (owner/name)",
+        )
+    if path.is_dir():
+        raise ModelError(spec, f"the folder {path} holds no tokenizer file ({FOLDER_FILES})")
+    if not path.exists():
+        kind = _file_kind(path)
+        if kind:
+            raise ModelError(spec, f"no such file: {path.absolute()} (read as {kind})")
+        raise ModelError(spec, f"no such file or folder: {path.absolute()}")
+
+
+def _file_kind(path: Path) -> str:
+    """What kind of tokenizer file a path was taken for, by its name ("" when not a file's)."""
+    name = path.name.lower()
+    if is_tekken_file(path):
+        return "a Mistral Tekken file"
+    if name.endswith(".json"):
+        return "a Hugging Face tokenizer.json"
+    if name.endswith(".model"):
+        return "a SentencePiece .model file"
+    return ""
+
+
 def _names_a_file(spec: str, base_dir: Path | None) -> bool:
-    """Whether a spec that is not a bundled name can name a file or a repo id (else it is a
-    typo of a bundled name, better said as such than as "no such file")."""
+    """Whether a spec that is neither a bundled name nor a tiktoken encoding can name a tokenizer
+    file (a Hugging Face tokenizer.json, a Mistral tekken*.json, a SentencePiece .model), a
+    folder holding one, or a Hugging Face repo id (else it is a typo of a model or encoding name,
+    better said as such than as "no such file")."""
     if spec.endswith((".model", ".json")) or "/" in spec or os.sep in spec:
         return True
     return (Path(base_dir) / spec if base_dir else Path(spec)).exists()

@@ -102,6 +102,16 @@ def code(s: str) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
+def _kind_note(kind: int, info: TokenInfo) -> str:
+    """The hover's note on a special or unknown token, naming the model's own unknown piece. An
+    unknown piece that is also special (a tokenizer.json lists `[UNK]` among its special tokens)
+    is unknown where it stands for other text, special where the text spells it."""
+    spelt = kind & TOKEN_SPECIAL and info.text.strip() == info.piece
+    if kind & TOKEN_UNKNOWN and not spelt:
+        return f" · unknown ({code(info.piece)})"
+    return " · special piece" if kind & TOKEN_SPECIAL else ""
+
+
 def hover_markdown(doc: Document, info: TokenInfo) -> str:
     model = doc.model
     kind = int(model.token_kind(info.ids[0]))
@@ -120,11 +130,7 @@ def hover_markdown(doc: Document, info: TokenInfo) -> str:
         if info.piece != _decoded(info.raw[0]):
             piece += f" (raw {code(info.piece)})"  # SentencePiece's "▁"
         id_line = f"id {info.ids[0]}"
-    kind_note = ""
-    if kind & TOKEN_SPECIAL:
-        kind_note = " · special piece"
-    elif kind & TOKEN_UNKNOWN:
-        kind_note = " · unknown (`<unk>`)"
+    kind_note = _kind_note(kind, info)
     n = info.end - info.start
     chars = f"{n} character{'s' if n != 1 else ''}"
     return (
