@@ -103,11 +103,23 @@ def load_tekken(path: str | os.PathLike[str]) -> Model:
     return _model(name[: -len(".json")], where, "tekken", vocab, enc, pattern, specials)
 
 
+# The special tokens of Tekken files that do not list theirs (mistral-common's deprecated list);
+# the rest are <SPECIAL_i>, as mistral-common names them.
+TEKKEN_SPECIALS = (
+    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
+    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "[TOOL_CONTENT]",
+)  # fmt: skip
+
+
 def _special_name(data: dict[str, Any], i: int) -> str:
     listed = data.get("special_tokens")
-    if isinstance(listed, list) and i < len(listed) and isinstance(listed[i], dict):
-        return str(listed[i].get("token_str", f"<SPECIAL_{i}>"))
-    return f"<SPECIAL_{i}>"
+    if isinstance(listed, list):
+        if i < len(listed) and isinstance(listed[i], dict):
+            return str(listed[i].get("token_str", f"<SPECIAL_{i}>"))
+        return f"<SPECIAL_{i}>"
+    return TEKKEN_SPECIALS[i] if i < len(TEKKEN_SPECIALS) else f"<SPECIAL_{i}>"
 
 
 def _vocabulary(tokens: list[bytes | None], specials: dict[int, str], offset: int) -> Vocabulary:

@@ -188,6 +188,12 @@ def test_tekken_ids_are_mistral_commons(references: dict[str, tuple[Document, En
     doc.set_text("Hello, world! 日本語のテキスト 😀 [INST] <s>")
     assert doc.ids() == encode(doc.text)
     assert min(doc.ids()) >= 1000  # shifted past Mistral's special tokens
+    names = [doc.model.piece(i) for i in range(20)]
+    assert names[:5] == ["<unk>", "<s>", "</s>", "[INST]", "[/INST]"]
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    tk = Tekkenizer.from_file(str(shared_file("models", "tekken_240911.json")))
+    assert names == [tk.id_to_piece(i) for i in range(20)]
 
 
 def test_a_split_character_is_one_group(references: dict[str, tuple[Document, Encoder]]) -> None:
