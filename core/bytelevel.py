@@ -13,9 +13,16 @@ from typing import Any, Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import JOIN_CHARACTER, JOIN_EDGE, JOIN_INNER, Encoded, Family
+from tokenline.core.family import (
+    JOIN_CHARACTER,
+    JOIN_EDGE,
+    JOIN_INNER,
+    JOIN_UNKNOWN,
+    Encoded,
+    Family,
+)
 from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
-from tokenline.core.pretokens import PreTokenSegmenter, reach_after
+from tokenline.core.pretokens import PreTokenSegmenter, reach_after, sync_in
 from tokenline.core.rope import TextRope
 from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens
 from tokenline.core.vocab import FLAG_CONTINUATION, Vocabulary
@@ -52,6 +59,7 @@ class ByteLevelFamily(Family):
         self.pretokens = True
         self.ahead_chars = AHEAD_CHARS
         self.segmenter = self.pieces
+        self.lazy_cuts = True
 
     # -- the seam ------------------------------------------------------------------------------
 
@@ -109,6 +117,48 @@ class ByteLevelFamily(Family):
 
     def reach_after(self, text: str) -> i64:
         return reach_after(text)
+
+    # -- piece starts found late ---------------------------------------------------------------
+
+    def opening_joins(self, ids: list[int]) -> vec[u8]:
+        flags = self.vocab.flags
+        n: i64 = len(ids)
+        out = vec[u8](capacity=n)
+        i: i64 = 0
+        while i < n:
+            j: i64 = JOIN_UNKNOWN | JOIN_EDGE
+            if (flags[ids[i]] & FLAG_CONTINUATION) != 0:
+                j |= JOIN_CHARACTER
+            out = append(out, u8(j))
+            i += 1
+        return out
+
+    def sync_in(self, text: str, last: bool) -> i64:
+        return sync_in(text, last)
+
+    def piece_joins(self, text: str, lens: vec[i32], joins: vec[u8]) -> vec[u8]:
+        out = vec[u8](capacity=len(lens))
+        pieces = self.pieces.split(text)
+        np: i64 = len(pieces)
+        j: i64 = 0  # the piece [p0, p1) holding the current token
+        p0: i64 = 0
+        p1: i64 = len(pieces[0]) if np > 0 else 0
+        pos: i64 = 0
+        i: i64 = 0
+        while i < len(lens):
+            while pos >= p1 and j + 1 < np:
+                j += 1
+                p0 = p1
+                p1 += len(pieces[j])
+            flag: i64 = 0
+            if (joins[i] & JOIN_CHARACTER) != 0:
+                flag = JOIN_EDGE | JOIN_CHARACTER
+            elif pos != p0:
+                flag = JOIN_INNER if p1 - p0 > CACHED_SEGMENT_CHARS else JOIN_EDGE
+            out = append(out, u8(flag))
+            pos += i64(lens[i])
+            i += 1
+        return out
 
     # -- pieces --------------------------------------------------------------------------------
 

@@ -77,6 +77,7 @@ class Document:
         check_text(new_text)
         if start == end and not new_text:
             return
+        self.engine.before_edit(start, end)
         ns, ne_old, ne_new = self.norm.apply(start, end, new_text)
         self.engine.after_edit(ns, ne_old, ne_new)
 

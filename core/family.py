@@ -34,6 +34,9 @@ JOIN_CHARACTER: Final = 2
 # A window edge may sit before the token, but it is inside a long pre-token, not at a cut: it is
 # checked as a BPE edge there (Algorithm 3 within the piece).
 JOIN_INNER: Final = 4
+# Not yet known whether the token starts a piece (a document opened from one full encode, see
+# `lazy_cuts`); such a token also carries JOIN_EDGE, so no window edge sits before it.
+JOIN_UNKNOWN: Final = 8
 
 
 class Encoded:
@@ -80,6 +83,9 @@ class Family:
     # window to prove its end is one.
     pretokens: bool
     ahead_chars: i64
+    # Documents open from one full encode by the reference library, their piece starts found
+    # later, around each edit, by scanning from a place that is surely a cut (`sync_in`).
+    lazy_cuts: bool
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -91,6 +97,7 @@ class Family:
         self.cache = SegmentCache()
         self.pretokens = False
         self.ahead_chars = 0
+        self.lazy_cuts = False
 
     def normalization(self, rope: TextRope) -> Normalization:
         """A normalization kept in step with `rope` (the document's original text)."""
@@ -114,6 +121,20 @@ class Family:
         exactly there (offsets in text). None when it is neither, or when text cuts at or
         before skip > 0 (the window was to start inside a piece)."""
         return self.tokens(text, True)
+
+    def opening_joins(self, ids: list[int]) -> vec[u8]:
+        """Join flags of a document's tokens from a full encode, piece starts not yet known."""
+        raise NotImplementedError
+
+    def sync_in(self, text: str, last: bool) -> i64:
+        """The last (or first) offset in text, after its start, that is a cut whatever comes
+        before it; -1 when there is none."""
+        raise NotImplementedError
+
+    def piece_joins(self, text: str, lens: vec[i32], joins: vec[u8]) -> vec[u8]:
+        """The join flags of tokens (lengths `lens`, old flags `joins`) that start at text's
+        start, a cut, and end where text ends or earlier, from text's pieces."""
+        raise NotImplementedError
 
     def reach_after(self, text: str) -> i64:
         """How far past a cut, followed by `text`, the segmentation may read to decide it (more

@@ -18,6 +18,7 @@ from mypy_extensions import i64
 
 from tokenline.core.segments import Segmenter
 
+_LETTER: Final = regex.compile(r"\p{L}")
 # Characters a match may read past its end besides a run of white space.
 READ_PAST: Final = 4
 
@@ -79,6 +80,22 @@ def reach_after(text: str) -> i64:
     if i >= n:
         return n + 1
     return i + READ_PAST
+
+
+def sync_in(text: str, last: bool) -> i64:
+    """The last (or first) offset i > 0 in text where a line break is followed by a letter:
+    for the patterns above no piece holds both, so i is a cut whatever precedes it."""
+    i: i64 = text.rfind("\n") if last else _first_break(text, 0)
+    while i >= 0:
+        if i + 1 < len(text) and _LETTER.match(text, i + 1) is not None:
+            return i + 1
+        i = text.rfind("\n", 0, i) if last else _first_break(text, i + 1)
+    return -1
+
+
+def _first_break(text: str, start: i64) -> i64:
+    i: i64 = text.find("\n", start)
+    return i
 
 
 class PreTokenSegmenter(Segmenter):

@@ -28,7 +28,7 @@ from typing import Final
 from librt.vecs import append, extend, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import JOIN_EDGE, JOIN_INNER, Encoded, Family
+from tokenline.core.family import JOIN_EDGE, JOIN_INNER, JOIN_UNKNOWN, Encoded, Family
 from tokenline.core.normalizer import Normalization
 from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens, Segmenter
 from tokenline.core.tokens import TokenStore
@@ -42,6 +42,10 @@ FIRST_STEP: Final = 1
 # Old tokens fetched at least when the window outgrows its copy of them.
 REFETCH: Final = 16
 NO_EDIT: Final = -1
+# Characters on each side of an edit or a selection end whose piece starts are found before the
+# window loop runs (lazy_cuts), and read past the last sure cut when finding them.
+KNOW_MARGIN: Final = 1024
+KNOW_AHEAD: Final = 64
 # Normalized characters cut into segments at a time when a document opens (doubled while a
 # block holds no segment start), so that no list of all its segments is ever built.
 LOAD_BLOCK: Final = 1 << 16
@@ -140,7 +144,11 @@ class Retokenizer:
     def load_original(self, text: str) -> None:
         """Tokens of the whole original text (opening a document, replacing its text)."""
         seg = self.family.segmenter
-        if seg is not None:
+        if self.family.lazy_cuts:
+            ids = self.encode_original(text)
+            lens, _ = self.family.vocab.fixed_lengths(ids)
+            self.toks.load(_to_vec(ids), lens, self.family.opening_joins(ids))
+        elif seg is not None:
             self._load_segments(seg)
         else:
             enc = self._tokens(text, False)
@@ -230,6 +238,63 @@ class Retokenizer:
         self.encoded_chars += len(text)
         return self.family.encode(text)
 
+    # -- piece starts found late ----------------------------------------------------------------
+
+    def know(self, lo: i64, hi: i64) -> None:
+        """Finds which tokens start a piece between normalized offsets lo and hi (tokens a
+        document opened with are JOIN_UNKNOWN), scanning from a cut before lo that needs no
+        context to a cut after hi. Call it while the tokens match the text (before an edit)."""
+        if not self.family.lazy_cuts:
+            return
+        total: i64 = self.norm.length()
+        s: i64 = self._sync(max(0, lo), True)
+        e: i64 = self._sync(min(total, hi), False)
+        toks = self.toks
+        k0: i64 = toks.at(s)
+        k1: i64 = toks.at(e)
+        if k0 >= k1:
+            return
+        ids, lens, joins, _ = toks.window(k0, k1)
+        unknown: bool = False
+        for j in joins:
+            if (j & JOIN_UNKNOWN) != 0:
+                unknown = True
+                break
+        if unknown:
+            # Reading READ_AHEAD past e: cuts up to e depend on at most a few characters there.
+            text = self.norm.slice(s, min(total, e + KNOW_AHEAD))
+            toks.replace(k0, k1, ids, lens, self.family.piece_joins(text, lens, joins))
+
+    def before_edit(self, start: i64, end: i64) -> None:
+        """Piece starts around an edit of original [start, end), while the text is the old."""
+        if self.family.lazy_cuts:
+            self.know(self.norm.to_norm(start) - KNOW_MARGIN, self.norm.to_norm(end) + KNOW_MARGIN)
+
+    def _sync(self, pos: i64, down: bool) -> i64:
+        """A surely-cut offset at or before pos (down) or at or after it, else 0 or the end."""
+        total: i64 = self.norm.length()
+        span: i64 = KNOW_MARGIN
+        while True:
+            if down:
+                if pos <= 0:
+                    return 0
+                a: i64 = max(0, pos - span)
+                found: i64 = self.family.sync_in(self.norm.slice(a, pos + 1), True)
+                if found >= 0:
+                    return a + found
+                if a == 0:
+                    return 0
+            else:
+                if pos >= total:
+                    return total
+                b: i64 = min(total, pos + span)
+                found = self.family.sync_in(self.norm.slice(pos - 1 if pos > 0 else 0, b), False)
+                if found >= 0:
+                    return (pos - 1 if pos > 0 else 0) + found
+                if b == total:
+                    return total
+            span *= 2
+
     # -- edits ---------------------------------------------------------------------------------
 
     def after_edit(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
@@ -262,6 +327,8 @@ class Retokenizer:
     ) -> tuple[list[int], i64, i64, list[int]]:
         """head + norm[a:b] + tail encoded alone, as (ids, document tokens [k0, k1), ids), or
         k0 < 0 when no stretch of document tokens can be reused."""
+        self.know(a - KNOW_MARGIN, a + KNOW_MARGIN)
+        self.know(b - KNOW_MARGIN, b + KNOW_MARGIN)
         toks = self.toks
         ntok: i64 = toks.size()
         # First document token entirely after a, last one entirely before b.
@@ -343,6 +410,8 @@ class Retokenizer:
             return None, not inner_l, not inner_r  # selections widen to cuts
         start: i64 = near.start(near.piece_start(wl)) if inner_l else a
         limit: i64 = w.limit if w.limit >= 0 else self.norm.length()
+        if not w.move_right:
+            limit = b  # a selection's end: its text ends there
         end: i64 = b
         piece_end: i64 = -1
         if inner_r:

@@ -23,6 +23,7 @@ from tests.conftest import shared_file
 from tests.core import tiktokenkit
 from tests.core.strategies import CJK, CODE, COMBINING, EMOJI, LETTERS, edit_ops, texts
 from tokenline.core import Document, ModelError, load_model, pretokens
+from tokenline.core.family import JOIN_UNKNOWN
 from tokenline.core.tiktokenloader import model_from_encoding
 
 Encoder = Callable[[str], list[int]]
@@ -272,3 +273,43 @@ def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
     assert doc.ids() == encode(doc.text)
     # Three windows of a few tokens each, not three BPEs of the 20,000-character piece.
     assert doc.engine.encoded_chars - before < 300
+
+
+@pytest.mark.parametrize("name", sorted(tiktokenkit.PATTERNS))
+@given(text=texts(16))
+def test_a_line_break_before_a_letter_is_always_a_cut(name: str, text: str) -> None:
+    # The premise of opening from one full encode: piece starts are found later by scanning
+    # from such a place, which needs nothing before it.
+    rx = regex.compile(tiktokenkit.PATTERNS[name])
+    cuts = _cuts(rx, text)
+    for i in range(1, len(text)):
+        if pretokens.sync_in(text[i - 1 : i + 1], True) == 1:
+            assert i in cuts, (text, i)
+            assert _cuts(rx, "x" + text[i - 1 :]) >= {c - i + 2 for c in cuts if c >= i}
+
+
+@pytest.mark.parametrize("name", REAL)
+@given(data=st.data())
+def test_a_long_document_opened_whole_then_edited_anywhere(
+    references: dict[str, tuple[Document, Encoder]], botchan: str, name: str, data: st.DataObject
+) -> None:
+    # Opened from one reference encode, piece starts unknown; each edit and selection finds
+    # them near itself only, and windows that reach unknown tokens widen past them.
+    doc, encode = references[name]
+    start = data.draw(st.integers(0, len(botchan) - 60_000), label="offset")
+    doc.set_text(botchan[start : start + 60_000].replace("\n\n", "\n\n" + "x" * 70))
+    unknown = sum(1 for k in range(len(doc)) if doc.toks.flag(k) & JOIN_UNKNOWN)
+    assert unknown == len(doc)
+    for _ in range(data.draw(st.integers(1, 8), label="steps")):
+        at = data.draw(st.integers(0, doc.length()), label="at")
+        cut = data.draw(st.integers(0, 3000), label="cut")
+        new = data.draw(st.one_of(texts(6), st.sampled_from(["\n", "\nA", "x" * 80])), label="new")
+        end = min(doc.length(), at + cut)
+        expected = doc.text[:at] + new + doc.text[end:]
+        doc.edit(at, end, new)
+        assert doc.ids() == encode(expected), (at, end, new)
+    a = data.draw(st.integers(0, doc.length()), label="sel start")
+    b = data.draw(st.integers(a, doc.length()), label="sel end")
+    assert doc.encode_range(a, b) == encode(doc.text[a:b])
+    still = sum(1 for k in range(len(doc)) if doc.toks.flag(k) & JOIN_UNKNOWN)
+    assert still > len(doc) // 4  # found only near the edits and the selection's ends
