@@ -81,6 +81,12 @@ class Document:
         ns, ne_old, ne_new = self.norm.apply(start, end, new_text)
         self.engine.after_edit(ns, ne_old, ne_new)
 
+    def prepare(self, budget: i64 = 1 << 16) -> bool:
+        """Does up to `budget` characters of the work opening deferred (byte-level models open
+        from one full encode and find where pieces start later); True while work remains.
+        Editors call it when idle, so that edits far from earlier ones stay fast."""
+        return self.engine.know_next(budget)
+
     def set_text(self, text: str) -> None:
         """Replaces the whole text (a full encode)."""
         check_text(text)

@@ -131,6 +131,8 @@ class Retokenizer:
     # Counters for benchmarks and tests: encoder calls and characters sent to them.
     encode_calls: i64
     encoded_chars: i64
+    # Normalized offset up to which piece starts have been found ahead of edits (lazy_cuts).
+    known_upto: i64
 
     def __init__(self, family: Family, norm: Normalization) -> None:
         self.family = family
@@ -138,12 +140,14 @@ class Retokenizer:
         self.toks = TokenStore(keeps_joins=family.keeps_joins)
         self.encode_calls = 0
         self.encoded_chars = 0
+        self.known_upto = 0
 
     # -- whole texts ---------------------------------------------------------------------------
 
     def load_original(self, text: str) -> None:
         """Tokens of the whole original text (opening a document, replacing its text)."""
         seg = self.family.segmenter
+        self.known_upto = 0
         if self.family.lazy_cuts:
             ids = self.encode_original(text)
             lens, _ = self.family.vocab.fixed_lengths(ids)
@@ -265,6 +269,17 @@ class Retokenizer:
             text = self.norm.slice(s, min(total, e + KNOW_AHEAD))
             toks.replace(k0, k1, ids, lens, self.family.piece_joins(text, lens, joins))
 
+    def know_next(self, budget: i64) -> bool:
+        """Finds piece starts in the next `budget` characters not yet looked at (work for idle
+        time after opening); False once the whole text has been."""
+        total: i64 = self.norm.length()
+        if not self.family.lazy_cuts or self.known_upto >= total:
+            return False
+        start: i64 = self.known_upto
+        self.know(start, start + budget)
+        self.known_upto = self._sync(min(total, start + budget), False)
+        return self.known_upto < total
+
     def before_edit(self, start: i64, end: i64) -> None:
         """Piece starts around an edit of original [start, end), while the text is the old."""
         if self.family.lazy_cuts:
@@ -300,6 +315,8 @@ class Retokenizer:
     def after_edit(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
         """Brings the tokens in step with an edit of the normalized text: [ns, ne_old) became
         [ns, ne_new)."""
+        if ns < self.known_upto:
+            self.known_upto = max(ns, self.known_upto + ne_new - ne_old)
         toks = self.toks
         ntok: i64 = toks.size()
         if not self.family.incremental or ntok == 0:

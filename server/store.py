@@ -8,6 +8,7 @@ didOpen/didChange/didClose, so no second copy of a document is rebuilt per chang
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from tokenline.server.app import TokenlineServer
 
 log = logging.getLogger("tokenline.server")
+
+# Characters of deferred opening work (Document.prepare) done per turn of the event loop.
+PREPARE_SLICE = 1 << 15
 
 
 @dataclass
@@ -49,6 +53,9 @@ class DocumentStore(Feature):
     def __init__(self, server: TokenlineServer) -> None:
         super().__init__(server)
         self._docs: dict[str, DocState] = {}
+        # Documents finishing their opening in idle time, and the task doing it.
+        self._preparing: dict[str, DocState] = {}
+        self._prepare_task: asyncio.Task[None] | None = None
 
     def register(self) -> None:
         self.handle(types.TEXT_DOCUMENT_DID_OPEN, self.did_open)
@@ -82,6 +89,7 @@ class DocumentStore(Feature):
             _log_surrogates(st, replaced)
         self._docs[item.uri] = st
         ls.document_opened(st)
+        self._prepare_later(st)
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
@@ -103,6 +111,25 @@ class DocumentStore(Feature):
         log.info("%s: re-tokenizing with %s", st.uri, model.name)
         st.doc = Document(model, st.doc.text)
         self.server.document_changed(st, Change(0, 0, new_model=True))
+        self._prepare_later(st)
+
+    def _prepare_later(self, st: DocState) -> None:
+        """Finishes the document's opening in slices between requests (Document.prepare), so
+        that the first edit in a far part of a large document stays fast."""
+        self._preparing[st.uri] = st
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (a direct call): edits find what they need themselves
+        if self._prepare_task is None or self._prepare_task.done():
+            self._prepare_task = loop.create_task(self._prepare())
+
+    async def _prepare(self) -> None:
+        while self._preparing:
+            uri, st = next(iter(self._preparing.items()))
+            if self._docs.get(uri) is not st or not st.doc.prepare(PREPARE_SLICE):
+                self._preparing.pop(uri, None)
+            await asyncio.sleep(0)
 
 
 def _log_surrogates(st: DocState, n: int) -> None:

@@ -313,3 +313,19 @@ def test_a_long_document_opened_whole_then_edited_anywhere(
     assert doc.encode_range(a, b) == encode(doc.text[a:b])
     still = sum(1 for k in range(len(doc)) if doc.toks.flag(k) & JOIN_UNKNOWN)
     assert still > len(doc) // 4  # found only near the edits and the selection's ends
+
+
+def test_prepare_finds_every_piece_start(
+    references: dict[str, tuple[Document, Encoder]], botchan: str
+) -> None:
+    doc, encode = references["o200k_base"]
+    doc.set_text(botchan[:50_000])
+    doc.edit(20_000, 20_010, "typed\nHere")
+    slices = 0
+    while doc.prepare(4096):
+        slices += 1
+    assert slices >= 10  # in slices, not all at once
+    assert not any(doc.toks.flag(k) & JOIN_UNKNOWN for k in range(len(doc)))
+    doc.edit(45_000, 45_000, "x y")
+    assert doc.ids() == encode(doc.text)
+    assert not doc.prepare()
