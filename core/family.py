@@ -80,6 +80,10 @@ class Family:
     # window to prove its end is one.
     pretokens: bool
     ahead_chars: i64
+    # Families whose library matches added tokens in the text before pre-tokenizing: the length
+    # of the longest (0: none). Pieces are used only where no added token's text lies near what
+    # a window reads (`clean`, `added_id`); elsewhere the whole text is encoded again.
+    added_longest: i64
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -91,6 +95,7 @@ class Family:
         self.cache = SegmentCache()
         self.pretokens = False
         self.ahead_chars = 0
+        self.added_longest = 0
 
     def normalization(self, rope: TextRope) -> Normalization:
         """A normalization kept in step with `rope` (the document's original text)."""
@@ -129,3 +134,11 @@ class Family:
         """Whether the initial segmentation of `text`, cut from `start` (a known cut), cuts at
         `target`; text reaches `edge_reach` characters past target where it can."""
         return True
+
+    def clean(self, text: str) -> bool:
+        """Whether text holds no added token's text (always, for families without them)."""
+        return True
+
+    def added_id(self, token_id: i64) -> bool:
+        """Whether the token is an added token (matched before pre-tokenizing)."""
+        return False
