@@ -112,8 +112,8 @@ class HFByteLevelFamily(ByteLevelFamily):
         longest: i64 = 0
         i: i64 = 0
         while i < len(added):
-            if added[i] != 0:
-                content = vocab.piece(i)
+            content = vocab.piece(i)
+            if added[i] != 0 and content:
                 self.by_first.setdefault(content[:1], []).append(content)
                 longest = max(longest, len(content))
             i += 1

@@ -19,7 +19,7 @@ from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPieces
 from tokenline.core.hffamily import HFFamily
 from tokenline.core.loader import ModelError
 from tokenline.core.model import Model
-from tokenline.core.pretokens import GPT2_HF, reads_little
+from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import (
     FLAG_BYTE,
@@ -136,6 +136,7 @@ def _split_pattern(pre: Any) -> tuple[str, bool] | None:
         split.get("type") != "Split"
         or not isinstance(regex, str)
         or not reads_little(regex)
+        or regex == CL100K  # its {1,3}+ is not possessive to the library's regex engine
         or split.get("behavior") != "Isolated"
         or split.get("invert")
         or level.get("type") != "ByteLevel"
@@ -157,7 +158,8 @@ def _byte_level_family(tok: Any, spec: dict[str, Any], vocab: Vocabulary, patter
         plain = Tokenizer.from_str(json.dumps(bare)).model
     decoder = _byte_decoder()
     table = {b: ord(c) for c, b in decoder.items()}
-    added_ids = {a["id"] for a in spec.get("added_tokens") or []}
+    # The library's ids for added tokens (it numbers them itself when the file's ids clash).
+    added_ids = set(tok.get_added_tokens_decoder())
     by_id: list[bytes] = []
     added: list[int] = []
     for i in range(vocab.size()):
