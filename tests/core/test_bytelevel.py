@@ -257,3 +257,16 @@ def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
     assert doc.ids() == encode(doc.text)
     # Three windows of a few tokens each, not three BPEs of the 20,000-character piece.
     assert doc.engine.encoded_chars - before < 300
+
+
+def test_a_long_selection_is_counted_from_windows(
+    references: dict[str, tuple[Document, Encoder]], botchan: str
+) -> None:
+    """A selection longer than the direct-count limit: windows at its two ends (the right one
+    ends where the selection's text does), not an encode of all of it (this used to hang)."""
+    doc, encode = references["o200k_base"]
+    doc.set_text(botchan[:20_000])
+    before = doc.engine.encoded_chars
+    for a, b in ((100, 15_000), (0, 20_000), (4_321, 9_999)):
+        assert doc.encode_range(a, b) == encode(doc.text[a:b])
+    assert doc.engine.encoded_chars - before < 600

@@ -30,8 +30,8 @@ from tokenline.core import (
     find_in_hf_cache,
     hf_cached_repos,
     load_model,
+    pretokens,
 )
-from tokenline.core import pretokens
 from tokenline.core.hfbytelevel import HFByteLevelFamily
 from tokenline.core.resolve import is_hf_json, is_repo_id
 
@@ -343,9 +343,9 @@ def merged_differently(judge: Judge) -> list[str]:
         text = bytes(BYTE_DECODER[c] for c in piece).decode("utf-8", errors="replace")
         if "\ufffd" in text or i in judge.added or len(text) < 2:
             continue
-        if plain.encode(text, add_special_tokens=False).ids != [i]:
-            if judge.ids(text) == [i]:
-                out.append(text)
+        merged = plain.encode(text, add_special_tokens=False).ids
+        if merged != [i] and judge.ids(text) == [i]:
+            out.append(text)
     return out
 
 
