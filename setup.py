@@ -33,6 +33,7 @@ COMPILED_MODULES = [
     "spfamily",
     "pretokens",
     "bytelevel",
+    "hfbytelevel",
     "hffamily",
     "model",
     "retokenize",

@@ -1,9 +1,11 @@
-"""Byte-level BPE after a regex pre-tokenizer: tiktoken's encodings and Mistral's Tekken.
+"""Byte-level BPE after a regex pre-tokenizer: tiktoken's encodings, Mistral's Tekken, and
+byte-level BPE tokenizer.json files (through tokenline.core.hfbytelevel).
 
-Each piece the pattern cuts is encoded alone by tiktoken itself (its BPE of one piece), so the
-ids are the reference library's. A token covers bytes, not characters: its length is the number
-of characters that start in it, and a token that starts inside a character continues it
-(JOIN_CHARACTER), which also keeps window edges off it. Built by tokenline.core.tiktokenloader.
+Each piece the pattern cuts is encoded alone by the reference library itself (its BPE of one
+piece, behind a `PieceCoder`), so the ids are the library's. A token covers bytes, not characters:
+its length is the number of characters that start in it, and a token that starts inside a
+character continues it (JOIN_CHARACTER), which also keeps window edges off it. Built by
+tokenline.core.tiktokenloader and tokenline.core.hfloader.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from tokenline.core.family import (
     Family,
 )
 from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
-from tokenline.core.pretokens import PreTokenSegmenter, reach_after, sync_in
+from tokenline.core.pretokens import (
+    NEWER_MARGIN,
+    PreTokenSegmenter,
+    newer_characters,
+    reach_after,
+    sync_in,
+)
 from tokenline.core.rope import TextRope
 from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens
 from tokenline.core.vocab import FLAG_CONTINUATION, Vocabulary
@@ -31,28 +39,123 @@ from tokenline.core.vocab import FLAG_CONTINUATION, Vocabulary
 AHEAD_CHARS: Final = 24
 
 
-class ByteLevelFamily(Family):
+class PieceCoder:
+    """The reference library's BPE of one pre-token: what differs between tiktoken and the
+    tokenizers library behind one ByteLevelFamily (ids are final: the vocabulary's)."""
+
+    def encode(self, text: str) -> list[int]:
+        """The library's ids of a whole text."""
+        raise NotImplementedError
+
+    def piece(self, piece: str) -> list[int]:
+        """The ids the library gives `piece` as one pre-token."""
+        raise NotImplementedError
+
+    def part(self, part: str) -> list[int]:
+        """The merges alone of `part`, a part of a long piece that a window edge cuts (never the
+        library's shortcut that takes a piece found in the vocabulary as one token)."""
+        raise NotImplementedError
+
+    def whole(self, piece: str) -> bool:
+        """Whether the library takes `piece` as one token without merging it: then none of its
+        parts may stand for it."""
+        raise NotImplementedError
+
+    def token_bytes(self, token_id: i64) -> bytes | None:
+        """The bytes of a token (None: not a token of merges, such as a special token)."""
+        raise NotImplementedError
+
+
+class TiktokenCoder(PieceCoder):
     """A tiktoken Encoding (`enc`), whose ids are shifted by `id_offset` (Tekken's specials)."""
 
     enc: Any
     # tiktoken's ranks (bytes -> rank, before id_offset), for the merges of parts of pieces.
     ranks: dict[bytes, int]
     id_offset: i64
-    pieces: PreTokenSegmenter
-    rules: NormRules
 
-    def __init__(
-        self, vocab: Vocabulary, enc: Any, ranks: dict[bytes, int], pattern: str, id_offset: i64
-    ) -> None:
-        super().__init__(vocab)
+    def __init__(self, enc: Any, ranks: dict[bytes, int], id_offset: i64) -> None:
         self.enc = enc
         self.ranks = ranks
         self.id_offset = id_offset
-        self.pieces = PreTokenSegmenter(pattern)
+
+    def encode(self, text: str) -> list[int]:
+        return self._shifted(self.enc.encode_ordinary(text))
+
+    def piece(self, piece: str) -> list[int]:
+        return self._shifted(self.enc._encode_single_piece(piece))
+
+    def part(self, part: str) -> list[int]:
+        # tiktoken returns a piece that is a token as that token without merging; a part is not
+        # a piece, so it gets the merges alone.
+        data = part.encode("utf-8")
+        if data in self.ranks:
+            return self._shifted(self.ranks_bpe(data))
+        return self.piece(part)
+
+    def whole(self, piece: str) -> bool:
+        return piece.encode("utf-8") in self.ranks
+
+    def token_bytes(self, token_id: i64) -> bytes | None:
+        try:
+            return bytes(self.enc.decode_single_token_bytes(token_id - self.id_offset))
+        except (KeyError, ValueError):
+            return None
+
+    def _shifted(self, ids: list[int]) -> list[int]:
+        if self.id_offset:
+            off: i64 = self.id_offset
+            return [x + off for x in ids]
+        return ids
+
+    def ranks_bpe(self, data: bytes) -> list[int]:
+        """tiktoken's byte-pair merge of data (the lowest-ranked pair first, leftmost on ties),
+        for the short parts where tiktoken would take the whole as one token instead."""
+        parts: list[bytes] = [data[i : i + 1] for i in range(len(data))]
+        ranks = self.ranks
+        while len(parts) > 1:
+            best: i64 = -1
+            best_rank: i64 = 1 << 62
+            i: i64 = 0
+            while i + 1 < len(parts):
+                r = ranks.get(parts[i] + parts[i + 1])
+                if r is not None and r < best_rank:
+                    best_rank = r
+                    best = i
+                i += 1
+            if best < 0:
+                break
+            parts[best : best + 2] = [parts[best] + parts[best + 1]]
+        return [ranks[p] for p in parts]
+
+
+class ByteLevelFamily(Family):
+    """Pieces cut by `pieces`, each encoded by `coder`."""
+
+    coder: PieceCoder
+    pieces: PreTokenSegmenter
+    rules: NormRules
+    # Characters whose pieces only the reference library decides (None: none such).
+    newer: Any
+
+    def __init__(self, vocab: Vocabulary, coder: PieceCoder, pieces: PreTokenSegmenter) -> None:
+        super().__init__(vocab)
+        self.coder = coder
+        self.pieces = pieces
         self.rules = NormRules()
         self.rules.add_dummy_prefix = False
         self.rules.escape_whitespaces = False
         self.keeps_joins = True
+        self.newer = None
+
+    def guard_newer_characters(self) -> None:
+        """Windows that read near a character newer than the tables our regex engine shares
+        with the reference's re-encode the whole text instead (the guard of added tokens)."""
+        self.newer = newer_characters()
+        self.added_longest = NEWER_MARGIN
+
+    def clean(self, text: str) -> bool:
+        return self.newer is None or self.newer.search(text) is None
 
     def use_pieces(self) -> None:
         """The pattern reads little past its cuts: edit and open piece by piece."""
@@ -67,22 +170,22 @@ class ByteLevelFamily(Family):
         return TrivialNorm(rope, self.rules)
 
     def encode(self, text: str) -> list[int]:
-        ids: list[int] = self.enc.encode_ordinary(text)
-        if self.id_offset:
-            off: i64 = self.id_offset
-            return [x + off for x in ids]
-        return ids
+        return self.coder.encode(text)
 
     def token_bytes(self, token_id: i64) -> bytes:
-        """The token's bytes, from tiktoken (a special token or a hole: its name in UTF-8)."""
+        """The token's bytes, from the library (a special token or a hole: its name in UTF-8)."""
         if 0 <= token_id < self.vocab.size() and not self.vocab.is_special(token_id):
-            try:
-                return bytes(self.enc.decode_single_token_bytes(token_id - self.id_offset))
-            except (KeyError, ValueError):
-                pass
+            found = self.coder.token_bytes(token_id)
+            if found is not None:
+                return found
         return self.vocab.piece(token_id).encode("utf-8")
 
     def tokens(self, text: str, normalized: bool) -> Encoded:
+        if not self.clean(text):
+            # The reference's own encode; where its pieces start is found later (lazy_cuts).
+            ids = self.encode(text)
+            lens, _ = self.vocab.fixed_lengths(ids)
+            return Encoded(ids, lens, self.opening_joins(ids))
         found = self.window(text, 0, "", True, -1)
         assert found is not None
         return found
@@ -105,9 +208,13 @@ class ByteLevelFamily(Family):
                 # The window ends inside this piece: only where an old piece ended the same way.
                 if pos != piece_end or (not final and reach_after(full[pos:]) > len(full) - pos):
                     return None
+                if self.coder.whole(piece):
+                    return None  # the library takes the new piece as one token
                 self._add_part(piece, max(skip - start, 0), n - start, out)
                 return out
             if skip > start:
+                if self.coder.whole(piece):
+                    return None
                 self._add_part(piece, skip - start, len(piece), out)
             else:
                 _extend(out, self.piece_tokens(piece))
@@ -158,59 +265,46 @@ class ByteLevelFamily(Family):
             out = append(out, u8(flag))
             pos += i64(lens[i])
             i += 1
+        if self.newer is not None:
+            self._distrust_newer(text, lens, out)
         return out
+
+    def _distrust_newer(self, text: str, lens: vec[i32], out: vec[u8]) -> None:
+        """Tokens near a newer character keep their piece starts unknown (never window edges)."""
+        for m in self.newer.finditer(text):
+            lo: i64 = m.start() - NEWER_MARGIN
+            hi: i64 = m.end() + NEWER_MARGIN
+            pos: i64 = 0
+            i: i64 = 0
+            while i < len(lens) and pos < hi:
+                if pos >= lo:
+                    out[i] = u8(out[i] | JOIN_UNKNOWN | JOIN_EDGE)
+                pos += i64(lens[i])
+                i += 1
 
     # -- pieces --------------------------------------------------------------------------------
 
     def piece_tokens(self, piece: str) -> CachedTokens:
-        """The tokens of one piece, from the model's cache or tiktoken's BPE of it."""
+        """The tokens of one piece, from the model's cache or the library's BPE of it."""
         cache = self.cache
         short: bool = len(piece) <= CACHED_SEGMENT_CHARS
         found = cache.get(piece) if short else None
         if found is not None:
             return found
-        raw: list[int] = self.enc._encode_single_piece(piece)
-        found = self._columns(raw, False, not short)
+        found = self._columns(self.coder.piece(piece), False, not short)
         if short:
             cache.put(piece, found)
         return found
 
     def _add_part(self, piece: str, lo: i64, hi: i64, out: Encoded) -> None:
         """Appends the BPE of piece[lo:hi], a part of a long piece that a window edge cuts."""
-        part = piece[lo:hi]
-        data = part.encode("utf-8")
-        # tiktoken returns a piece that is a token as that token without merging; a part is not
-        # a piece, so it gets the merges alone.
-        raw: list[int] = (
-            self.ranks_bpe(data) if data in self.ranks else self.enc._encode_single_piece(part)
-        )
+        raw = self.coder.part(piece[lo:hi])
         _extend(out, self._columns(raw, lo > 0, len(piece) > CACHED_SEGMENT_CHARS))
 
-    def ranks_bpe(self, data: bytes) -> list[int]:
-        """tiktoken's byte-pair merge of data (the lowest-ranked pair first, leftmost on ties),
-        for the short parts where tiktoken would take the whole as one token instead."""
-        parts: list[bytes] = [data[i : i + 1] for i in range(len(data))]
-        ranks = self.ranks
-        while len(parts) > 1:
-            best: i64 = -1
-            best_rank: i64 = 1 << 62
-            i: i64 = 0
-            while i + 1 < len(parts):
-                r = ranks.get(parts[i] + parts[i + 1])
-                if r is not None and r < best_rank:
-                    best_rank = r
-                    best = i
-                i += 1
-            if best < 0:
-                break
-            parts[best : best + 2] = [parts[best] + parts[best + 1]]
-        return [ranks[p] for p in parts]
-
     def _columns(self, raw: list[int], starts_inside: bool, long: bool) -> CachedTokens:
-        """The token store's columns for the tiktoken ranks of (a part of) one piece."""
+        """The token store's columns for the ids of (a part of) one piece."""
         table = self.vocab.piece_len
         flags = self.vocab.flags
-        off: i64 = self.id_offset
         later: i64 = JOIN_INNER if long else JOIN_EDGE
         m: i64 = len(raw)
         ids = vec[i32](capacity=m)
@@ -218,7 +312,7 @@ class ByteLevelFamily(Family):
         joins = vec[u8](capacity=m)
         i: i64 = 0
         while i < m:
-            t: i64 = raw[i] + off
+            t: i64 = raw[i]
             ids = append(ids, i32(t))
             lens = append(lens, table[t])
             join: i64 = 0

@@ -86,6 +86,10 @@ class Family:
     # Documents open from one full encode by the reference library, their piece starts found
     # later, around each edit, by scanning from a place that is surely a cut (`sync_in`).
     lazy_cuts: bool
+    # Families whose library matches added tokens in the text before pre-tokenizing: the length
+    # of the longest (0: none). Pieces are used only where no added token's text lies near what
+    # a window reads (`clean`, `added_id`); elsewhere the whole text is encoded again.
+    added_longest: i64
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -98,6 +102,7 @@ class Family:
         self.pretokens = False
         self.ahead_chars = 0
         self.lazy_cuts = False
+        self.added_longest = 0
 
     def normalization(self, rope: TextRope) -> Normalization:
         """A normalization kept in step with `rope` (the document's original text)."""
@@ -150,3 +155,11 @@ class Family:
         """Whether the initial segmentation of `text`, cut from `start` (a known cut), cuts at
         `target`; text reaches `edge_reach` characters past target where it can."""
         return True
+
+    def clean(self, text: str) -> bool:
+        """Whether text holds no added token's text (always, for families without them)."""
+        return True
+
+    def added_id(self, token_id: i64) -> bool:
+        """Whether the token is an added token (matched before pre-tokenizing)."""
+        return False

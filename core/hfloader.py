@@ -14,9 +14,12 @@ from typing import Any
 from librt.vecs import vec
 from mypy_extensions import u8
 
+from tokenline.core.family import Family
+from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPieces
 from tokenline.core.hffamily import HFFamily
 from tokenline.core.loader import ModelError
 from tokenline.core.model import Model
+from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import (
     FLAG_BYTE,
@@ -58,10 +61,115 @@ def load_hf_json(text: str, path: str = "<json>") -> Model:
     model_type = spec["model"]["type"]
     tok = _tokenizer(text, path)
     vocab, inserted = _vocabulary(tok, spec)
-    family = HFFamily(vocab, tok, inserted)
-    if _words_are_independent(spec):
-        family.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
+    pattern, why = _piece_pattern(spec)
+    family: Family
+    if pattern is not None:
+        family = _byte_level_family(tok, spec, vocab, pattern)
+    else:
+        hf = HFFamily(vocab, tok, inserted)
+        if _words_are_independent(spec):
+            hf.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
+        elif why:
+            hf.mode_note = f"tokenizer.json models re-encode whole unless {why}"
+        family = hf
     return Model(_display_name(path), path, MODEL_TYPES[model_type], family)
+
+
+# Why a byte-level BPE file is not edited piece by piece (the ends of "re-encode whole unless").
+NOT_PIECES = {
+    "pre": "byte-level with a pattern known to read only a few characters past each cut",
+    "prefix": "byte-level without a space added before the text",
+    "normalizer": "byte-level with no normalizer",
+    "model": "byte-level BPE without dropout, word prefixes or suffixes",
+    "bytes": "byte-level with all 256 bytes in the vocabulary",
+    "added": "byte-level with added tokens matched as written (no lstrip, rstrip, single_word)",
+}
+
+
+def _piece_pattern(spec: dict[str, Any]) -> tuple[str | None, str]:
+    """The pre-tokenizer pattern of a byte-level BPE file edited piece by piece, else None and
+    why not ("" for files that are not byte-level BPE). The library's encode of such a file is
+    its pre-tokenizer's pieces, each encoded alone by its BPE model: a ByteLevel pre-tokenizer
+    with GPT-2's pattern, or a Split by a known pattern then ByteLevel without one; no
+    normalizer, no prefix space, a BPE without dropout and with every byte a token (no unknown
+    token), and added tokens matched as written."""
+    model = spec["model"]
+    if model.get("type") != "BPE" or not _uses(spec, "ByteLevel"):
+        return None, ""
+    found = _split_pattern(spec.get("pre_tokenizer"))
+    if found is None:
+        return None, NOT_PIECES["pre"]
+    pattern, prefix = found
+    if prefix:
+        return None, NOT_PIECES["prefix"]
+    norm = spec.get("normalizer")
+    if norm is not None and norm != {"type": "Sequence", "normalizers": []}:
+        return None, NOT_PIECES["normalizer"]
+    if any(model.get(k) for k in ("dropout", "continuing_subword_prefix", "end_of_word_suffix")):
+        return None, NOT_PIECES["model"]
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or any(c not in vocab for c in _byte_decoder()):
+        return None, NOT_PIECES["bytes"]
+    loose = ("lstrip", "rstrip", "single_word")
+    for a in spec.get("added_tokens") or []:
+        if not isinstance(a, dict) or any(a.get(key) for key in loose) or not a.get("content"):
+            return None, NOT_PIECES["added"]
+    return pattern, ""
+
+
+def _split_pattern(pre: Any) -> tuple[str, bool] | None:
+    """The pattern a byte-level pre-tokenizer cuts by and whether it adds a prefix space, when
+    the pattern is one `reach_after` bounds."""
+    if not isinstance(pre, dict):
+        return None
+    if pre.get("type") == "ByteLevel" and pre.get("use_regex", True):
+        return GPT2_HF, bool(pre.get("add_prefix_space", True))
+    members = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
+    if not isinstance(members, list) or len(members) != 2:
+        return None
+    split, level = members
+    if not isinstance(split, dict) or not isinstance(level, dict):
+        return None
+    pattern = split.get("pattern")
+    regex = pattern.get("Regex") if isinstance(pattern, dict) else None
+    if (
+        split.get("type") != "Split"
+        or not isinstance(regex, str)
+        or not reads_little(regex)
+        or regex == CL100K  # its {1,3}+ is not possessive to the library's regex engine
+        or split.get("behavior") != "Isolated"
+        or split.get("invert")
+        or level.get("type") != "ByteLevel"
+        or level.get("use_regex", True)
+    ):
+        return None
+    return regex, bool(level.get("add_prefix_space", True))
+
+
+def _byte_level_family(tok: Any, spec: dict[str, Any], vocab: Vocabulary, pattern: str) -> Any:
+    """An HFByteLevelFamily for a file _piece_pattern accepts."""
+    from tokenizers import Tokenizer
+
+    ignore = bool(spec["model"].get("ignore_merges"))
+    plain = tok.model
+    if ignore:
+        # The merges alone, for parts of long pieces: the same model without the shortcut.
+        bare = dict(spec, model=dict(spec["model"], ignore_merges=False), added_tokens=[])
+        plain = Tokenizer.from_str(json.dumps(bare)).model
+    decoder = _byte_decoder()
+    table = {b: ord(c) for c, b in decoder.items()}
+    # The library's ids for added tokens (it numbers them itself when the file's ids clash).
+    added_ids = set(tok.get_added_tokens_decoder())
+    by_id: list[bytes] = []
+    added: list[int] = []
+    for i in range(vocab.size()):
+        piece = vocab.piece(i)
+        plain_piece = i not in added_ids and all(c in decoder for c in piece)
+        by_id.append(bytes(decoder[c] for c in piece) if plain_piece else b"")
+        added.append(1 if i in added_ids else 0)
+    coder = HFCoder(tok, plain, ignore, table, by_id)
+    pieces = LibraryPieces(pattern, tok.pre_tokenizer)
+    return HFByteLevelFamily(vocab, coder, pieces, vec[u8](added))
 
 
 def _parse(text: str, path: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ on. Patterns outside this list are not known to read so little: they re-encode w
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Final
 
 import regex  # type: ignore[import-untyped,unused-ignore]
@@ -63,6 +64,32 @@ TEKKEN: Final = "|".join(
     ]
 )
 LOCAL_PATTERNS: Final = frozenset({GPT2, GPT2_HF, CL100K, CL100K_OLD, QWEN2, O200K, TEKKEN})
+
+
+# Characters on either side of a character newer than Python's Unicode tables whose pieces are
+# not trusted (see newer_characters): the engines disagree only on the pieces next to it.
+NEWER_MARGIN: Final = 64
+_NEWER: list[Any] = []
+
+
+def newer_characters() -> Any:
+    """A compiled class of the characters Python's `regex` knows but Python's own Unicode
+    tables do not (Unicode 15 and later): tiktoken's regex engine may be on an older Unicode and
+    cut around them otherwise (U+18D80, new in 17.0, is a letter to `regex` and unassigned to
+    tiktoken 0.14). Pieces near them are left to the reference library. Built once."""
+    if not _NEWER:
+        every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+        newer = [c for c in regex.findall(r"\P{Cn}", every) if unicodedata.category(c) == "Cn"]
+        ranges: list[str] = []
+        i: i64 = 0
+        while i < len(newer):
+            j: i64 = i
+            while j + 1 < len(newer) and ord(newer[j + 1]) == ord(newer[j]) + 1:
+                j += 1
+            ranges.append(regex.escape(newer[i]) + ("-" + regex.escape(newer[j]) if j > i else ""))
+            i = j + 1
+        _NEWER.append(regex.compile("[" + "".join(ranges) + "]" if ranges else "(?!)"))
+    return _NEWER[0]
 
 
 def reads_little(pattern: str) -> bool:

@@ -71,6 +71,9 @@ class Window:
     floor: i64  # the left edge must stay above this token
     ceiling: i64  # the right edge must stay below this token
     limit: i64  # where the text the window is cut from ends (-1: the document's end)
+    # The normalized text the last try of a pre-tokenizing family read (new offsets).
+    read_lo: i64
+    read_hi: i64
     # The answer: old tokens [wl, wr) and what replaces them.
     wl: i64
     wr: i64
@@ -90,6 +93,8 @@ class Window:
         self.floor = -1
         self.ceiling = 1 << 62
         self.limit = -1
+        self.read_lo = 0
+        self.read_hi = 0
         self.wl = kl
         self.wr = kr
         self.out = Encoded([], vec[i32](), vec[u8]())
@@ -152,7 +157,7 @@ class Retokenizer:
             ids = self.encode_original(text)
             lens, _ = self.family.vocab.fixed_lengths(ids)
             self.toks.load(_to_vec(ids), lens, self.family.opening_joins(ids))
-        elif seg is not None:
+        elif seg is not None and self.family.clean(text):
             self._load_segments(seg)
         else:
             enc = self._tokens(text, False)
@@ -187,6 +192,9 @@ class Retokenizer:
         short selection's count). The family must have a segmenter."""
         seg = self.family.segmenter
         assert seg is not None
+        if not self.family.clean(text):
+            # Added tokens are matched before pre-tokenizing (such families do not normalize).
+            return self.encode_original(text)
         run = TokenRun(self.family.keeps_joins)
         self._add_segments(seg, text, run)
         out: list[int] = []
@@ -320,8 +328,7 @@ class Retokenizer:
         toks = self.toks
         ntok: i64 = toks.size()
         if not self.family.incremental or ntok == 0:
-            enc = self._tokens(self.norm.slice(0, self.norm.length()), True)
-            toks.load(_to_vec(enc.ids), enc.lens, enc.joins)
+            self._reload()
             return
         # Tokens [0, kl) end at or before ns; tokens [kr, ntok) start at or after ne_old.
         kl: i64 = toks.at(ns)
@@ -335,7 +342,40 @@ class Retokenizer:
         w.delta = ne_new - ne_old
         w.ns = ns
         self.settle(w, near)
+        if self.family.added_longest > 0 and (
+            self._near_added(w.read_lo, w.read_hi)
+            or self._old_added(near, w.read_lo, w.read_hi - w.delta)
+        ):
+            self._reload()
+            return
         toks.replace(w.wl, w.wr, _to_vec(w.out.ids), w.out.lens, w.out.joins)
+
+    def _reload(self) -> None:
+        """Encodes the whole normalized text again (exact by definition)."""
+        enc = self._tokens(self.norm.slice(0, self.norm.length()), True)
+        self.toks.load(_to_vec(enc.ids), enc.lens, enc.joins)
+
+    def _near_added(self, lo: i64, hi: i64) -> bool:
+        """Whether an added token's text may overlap normalized [lo, hi) of the current text.
+
+        Pieces are exact where none does: the library's added-token matches (leftmost-longest)
+        away from it are the same in the old and new text, and the stretch it lies in is
+        pre-tokenized as one string that reaches past all that the window read."""
+        reach: i64 = self.family.added_longest - 1
+        lo = max(0, lo - reach)
+        hi = min(self.norm.length(), hi + reach)
+        return lo < hi and not self.family.clean(self.norm.slice(lo, hi))
+
+    def _old_added(self, near: Neighborhood, lo: i64, hi: i64) -> bool:
+        """Whether an old token overlapping [lo, hi) (old offsets) is an added token: the old
+        text matched one there, which may now be gone."""
+        n: i64 = self.toks.size()
+        k: i64 = self.toks.at(lo)
+        while k < n and near.start(k) < hi:
+            if self.family.added_id(near.id(k)):
+                return True
+            k += 1
+        return False
 
     # -- selections ----------------------------------------------------------------------------
 
@@ -365,6 +405,11 @@ class Retokenizer:
         right.tail = tail
         right.floor = left.wr
         if not self.settle(right, Neighborhood(toks, kb - RANGE_MARGIN, kb + 1)):
+            return [], -1, -1, []
+        if self.family.added_longest > 0 and (
+            self._near_added(left.read_lo, left.read_hi)
+            or self._near_added(right.read_lo, right.read_hi)
+        ):
             return [], -1, -1, []
         return left.out.ids, left.wr, right.wl, right.out.ids
 
@@ -399,6 +444,8 @@ class Retokenizer:
                 w.wr = wr
                 w.out = found
                 return True
+            if (not ok_l and not w.move_left) or (not ok_r and not w.move_right):
+                return False  # a side that may not move fails: widening cannot help
             if not ok_l:
                 step_l *= 2
             if not ok_r:
@@ -439,8 +486,12 @@ class Retokenizer:
             end = min(limit, b + self.family.ahead_chars)
         self.encode_calls += 1
         self.encoded_chars += b - a
+        w.read_lo = start
+        w.read_hi = end
+        # A selection's right window ends where the selection's text does.
+        final: bool = end >= limit or not w.move_right
         found = self.family.window(
-            self.norm.slice(start, b), a - start, self.norm.slice(b, end), end >= limit, piece_end
+            self.norm.slice(start, b), a - start, self.norm.slice(b, end), final, piece_end
         )
         ok_l: bool = not w.move_left or wl == 0 or self._cut_before(w, start)
         if found is None:

@@ -21,10 +21,10 @@ from typing import Any
 import tiktoken
 from tiktoken.model import encoding_name_for_model
 
-from tokenline.core.bytelevel import ByteLevelFamily
+from tokenline.core.bytelevel import ByteLevelFamily, TiktokenCoder
 from tokenline.core.loader import ModelError
 from tokenline.core.model import Model
-from tokenline.core.pretokens import reads_little
+from tokenline.core.pretokens import PreTokenSegmenter, reads_little
 from tokenline.core.vocab import (
     FLAG_BYTE,
     FLAG_CONTINUATION,
@@ -148,9 +148,11 @@ def _vocabulary(tokens: list[bytes | None], specials: dict[int, str], offset: in
 def _model(
     label: str, path: str, kind: str, vocab: Vocabulary, enc: Any, pattern: str, offset: int
 ) -> Model:
-    family = ByteLevelFamily(vocab, enc, enc._mergeable_ranks, pattern, offset)
+    coder = TiktokenCoder(enc, enc._mergeable_ranks, offset)
+    family = ByteLevelFamily(vocab, coder, PreTokenSegmenter(pattern))
     if reads_little(pattern):
         family.use_pieces()
+        family.guard_newer_characters()
     else:
         family.incremental = False
         family.mode_note = (

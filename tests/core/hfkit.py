@@ -24,13 +24,15 @@ from tokenizers import (
 from tokenizers import pre_tokenizers as pre
 
 from tests.core.modelkit import EXTRA_SENTENCES
+from tokenline.core import pretokens
 
-# GPT-2's and a GPT-4 style pre-tokenizer pattern (the latter run by a Split, then ByteLevel
-# without its own regex).
+# A GPT-4 style pre-tokenizer pattern (run by a Split, then ByteLevel without its own regex), as
+# Llama 3's file writes it.
 GPT4_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
     r"|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+assert GPT4_PATTERN == pretokens.CL100K_OLD
 SYNTHETIC = [
     *EXTRA_SENTENCES,
     "12345 678,901.23 2024-06-01 0x7fff 3.14159 1e-9 9999999",
@@ -40,8 +42,22 @@ SYNTHETIC = [
     "漢字かなカナ 全角　スペース 한국어 😀😀😀 🧑\u200d💻 👍🏽 ❤️",
     "Z\u0351\u0362a\u034el n\u0303o \u0915\u094d\u0937 a\u0308",
 ]
-# WordPiece models Tokenline re-encodes in windows of whole words (the rest re-encode whole).
+# WordPiece models Tokenline re-encodes in windows of whole words.
 WORD_WINDOWED = {"wp-lower-chinese", "wp-cased-accents"}
+# Byte-level BPE files Tokenline edits piece by piece (the rest of CONFIGS re-encode whole), and
+# which of them take a piece found in the vocabulary as one token (BPE's ignore_merges, as Llama
+# 3's file does).
+PIECEWISE = {
+    "bl-gpt2",
+    "bl-gpt4",
+    "bl-gpt2-ignore",
+    "bl-llama3",
+    "bl-qwen2",
+    "bl-o200k",
+    "bl-tekken-ignore",
+    "bl-r50k",
+}
+IGNORE_MERGES = {"bl-gpt2-ignore", "bl-llama3", "bl-tekken-ignore"}
 SPECIALS = ["<|endoftext|>", "[CLS]", "[SEP]"]
 # Added tokens that are not special (matched in text like special ones, shown as ordinary).
 PLAIN_ADDED = ["<tool>", "</tool>"]
@@ -83,11 +99,11 @@ def gpt2(prefix: bool = False, nfc: bool = False) -> tuple[Tokenizer, Any]:
     return tok, trainer
 
 
-def gpt4() -> tuple[Tokenizer, Any]:
+def gpt4(pattern: str = GPT4_PATTERN) -> tuple[Tokenizer, Any]:
     tok, trainer = _byte_level(700)
     tok.pre_tokenizer = pre.Sequence(
         [
-            pre.Split(Regex(GPT4_PATTERN), behavior="isolated", invert=False),
+            pre.Split(Regex(pattern), behavior="isolated", invert=False),
             pre.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
     )
@@ -178,6 +194,12 @@ CONFIGS: dict[str, Callable[[], tuple[Tokenizer, Any]]] = {
     "bl-gpt2": gpt2,
     "bl-gpt2-prefix-nfc": lambda: gpt2(prefix=True, nfc=True),
     "bl-gpt4": gpt4,
+    "bl-gpt2-ignore": gpt2,
+    "bl-llama3": gpt4,
+    "bl-qwen2": lambda: gpt4(pretokens.QWEN2),
+    "bl-o200k": lambda: gpt4(pretokens.O200K),
+    "bl-tekken-ignore": lambda: gpt4(pretokens.TEKKEN),
+    "bl-r50k": lambda: gpt4(pretokens.GPT2),
     "meta-always-split": lambda: metaspace_bpe("always", True),
     "meta-always-nosplit": lambda: metaspace_bpe("always", False),
     "meta-first-split": lambda: metaspace_bpe("first", True),
@@ -211,7 +233,33 @@ def train(name: str, out_dir: Path, botchan: str) -> Path:
     tok.save(str(path))
     if name == "llama-style":
         add_byte_fallback(path)
+    if name in IGNORE_MERGES:
+        add_whole_pieces(path)
     return path
+
+
+# Pieces no merge makes, added to the vocabulary of the ignore_merges files (also after a space,
+# "Ġ"): the library takes such a piece whole, but never a part of a longer piece. Two are longer
+# than the pieces Tokenline caches (64 characters), whose parts windows cut.
+WHOLE_PIECES = ["qzqz", "abcdefgh", "a" * 70, "ab" * 40]
+
+
+def add_whole_pieces(path: Path) -> None:
+    """Sets ignore_merges and adds WHOLE_PIECES to a byte-level BPE file's vocabulary."""
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    spec["model"]["ignore_merges"] = True
+    vocab: dict[str, int] = spec["model"]["vocab"]
+    top = len(vocab)  # the model's ids run from 0; added tokens not in it follow them
+    for piece in WHOLE_PIECES:
+        for form in (piece, "Ġ" + piece):
+            if form not in vocab:
+                vocab[form] = top
+                top += 1
+    for added in spec["added_tokens"]:
+        if added["content"] not in vocab:
+            added["id"] = top
+            top += 1
+    path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
 
 
 def add_byte_fallback(path: Path) -> None:

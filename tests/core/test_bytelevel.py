@@ -329,3 +329,38 @@ def test_prepare_finds_every_piece_start(
     doc.edit(45_000, 45_000, "x y")
     assert doc.ids() == encode(doc.text)
     assert not doc.prepare()
+
+
+def test_a_long_selection_is_counted_from_windows(
+    references: dict[str, tuple[Document, Encoder]], botchan: str
+) -> None:
+    """A selection longer than the direct-count limit: windows at its two ends (the right one
+    ends where the selection's text does), not an encode of all of it (this used to hang)."""
+    doc, encode = references["o200k_base"]
+    doc.set_text(botchan[:20_000])
+    before = doc.engine.encoded_chars
+    for a, b in ((100, 15_000), (0, 20_000), (4_321, 9_999)):
+        assert doc.encode_range(a, b) == encode(doc.text[a:b])
+    assert doc.engine.encoded_chars - before < 600
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_characters_newer_than_our_unicode_tables(
+    references: dict[str, tuple[Document, Encoder]], name: str
+) -> None:
+    # U+18D80 (Unicode 17) is a letter to Python's regex and unassigned to tiktoken's engine:
+    # windows that read near such characters leave them to the reference. Found by fuzzing.
+    doc, encode = references[name]
+    newer = ["\U00018d80", "\U00011f00", "\U0002ebf0", "\U00010d40", "\U0001e5d0"]
+    rng = random.Random(11)
+    doc.set_text("中文字符测试，" * 3 + "a" * 129 + " word's x!" * 20)
+    for _ in range(200):
+        at = rng.randrange(doc.length() + 1)
+        cut = rng.choice([0, 0, 1, 3])
+        new = rng.choice([*newer, "a", "'s", "!", " ", "x" + rng.choice(newer) + "x", ""])
+        end = min(doc.length(), at + cut)
+        expected = doc.text[:at] + new + doc.text[end:]
+        doc.edit(at, end, new)
+        assert doc.ids() == encode(expected), (at, end, new)
+    a = rng.randrange(doc.length())
+    assert doc.encode_range(a, doc.length()) == encode(doc.text[a:])

@@ -8,6 +8,7 @@ normalized, pre-tokenized or merged; the judge is `Tokenizer.from_file` on the s
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -29,13 +30,16 @@ from tokenline.core import (
     find_in_hf_cache,
     hf_cached_repos,
     load_model,
+    pretokens,
 )
+from tokenline.core.hfbytelevel import HFByteLevelFamily
 from tokenline.core.resolve import is_hf_json, is_repo_id
 
-BYTE_LEVEL = ["bl-gpt2", "bl-gpt2-prefix-nfc", "bl-gpt4"]
+PIECEWISE = sorted(hfkit.PIECEWISE)
+BYTE_LEVEL = [*PIECEWISE, "bl-gpt2-prefix-nfc"]
 # Byte-level models that neither normalize nor insert: a token's length is the number of
 # characters whose first byte it holds.
-PLAIN_BYTE_LEVEL = ["bl-gpt2", "bl-gpt4"]
+PLAIN_BYTE_LEVEL = PIECEWISE
 
 HF_EXTRA = [
     *hfkit.SPECIALS,
@@ -189,14 +193,15 @@ words = st.lists(
 ).map("".join)
 
 
-@pytest.mark.parametrize("name", sorted(hfkit.WORD_WINDOWED))
+@pytest.mark.parametrize("name", [*sorted(hfkit.WORD_WINDOWED), "bl-gpt2", "bl-llama3"])
 @settings(max_examples=max(200, settings().max_examples))
 @given(text=words, data=st.data())
 def test_edits_inside_long_words(
     judges: dict[str, Judge], name: str, text: str, data: st.DataObject
 ) -> None:
     """Words near WordPiece's longest (30 characters here, longer ones are one unknown token)
-    edited in their middle: a window must never cut a word."""
+    edited in their middle: a window must never cut a word. For byte-level models: parts of
+    added tokens joined and split by edits."""
     judge = judges[name]
     doc = Document(judge.model, text)
     for _ in range(data.draw(st.integers(1, 10), label="steps")):
@@ -224,7 +229,7 @@ def test_a_word_grown_past_the_longest_is_unknown(judges: dict[str, Judge], name
     assert judge.model.unk_id in doc.ids()
 
 
-@pytest.mark.parametrize("name", sorted(hfkit.WORD_WINDOWED))
+@pytest.mark.parametrize("name", [*sorted(hfkit.WORD_WINDOWED), *PIECEWISE])
 def test_an_added_token_across_a_window_edge(judges: dict[str, Judge], name: str) -> None:
     """ "<tool>" completed by an edit after "tool", whose old word "tool" a window could start
     at: the added-token matcher, re-run across the edge, must see the "<" before it."""
@@ -258,6 +263,172 @@ def test_word_windows_stay_small(judges: dict[str, Judge], botchan: str, name: s
     assert engine.encoded_chars - before < 500
 
 
+# -- byte-level BPE edited piece by piece ------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["bl-gpt2", "bl-llama3", "bl-qwen2"])
+def test_piece_windows_stay_small(judges: dict[str, Judge], botchan: str, name: str) -> None:
+    """Edits in a long document re-encode a few pieces, also with an added token's text
+    elsewhere in it, and long selections are counted from windows at their two ends; an edit
+    next to an added token re-encodes the whole text (and stays exact)."""
+    judge = judges[name]
+    text = botchan[:20_000] + " <|endoftext|> " + botchan[20_000:24_000]
+    doc = Document(judge.model, text)
+    check_document(judge, doc, text)
+    engine = doc.engine
+    for at, new in ((10_000, "x"), (5_003, " Ünïcode 中文 😀 "), (19_900, "\n\n"), (23_000, "")):
+        before = engine.encoded_chars
+        doc.edit(at, at + 1, new)
+        text = text[:at] + new + text[at + 1 :]
+        check_document(judge, doc, text)
+        assert engine.encoded_chars - before < 300, (at, new)
+    before = engine.encoded_chars
+    assert doc.count(1234, 17_000) == len(judge.ids(text[1234:17_000]))
+    assert engine.encoded_chars - before < 300
+    at = text.index("<|endoftext|>")
+    doc.edit(at + 3, at + 4, "")  # no longer an added token
+    text = text[: at + 3] + text[at + 4 :]
+    check_document(judge, doc, text)
+    doc.edit(at + 3, at + 3, "e")
+    check_document(judge, doc, text[: at + 3] + "e" + text[at + 3 :])
+
+
+@pytest.mark.parametrize("name", ["bl-gpt2", "bl-gpt2-ignore", "bl-llama3", "bl-tekken-ignore"])
+@given(data=st.data())
+def test_edits_inside_one_long_piece(
+    judges: dict[str, Judge], name: str, data: st.DataObject
+) -> None:
+    """One piece of thousands of letters (or a run of one character): windows sit between its
+    tokens, checked as BPE edges, the piece cut from its start."""
+    judge = judges[name]
+    rng = random.Random(data.draw(st.integers(0, 10**6), label="seed"))
+    alphabet = data.draw(st.sampled_from(["abcdefghij", "a", "é", "ab", "z中", "the"]))
+    body = "".join(rng.choice([alphabet, alphabet[:1]]) for _ in range(rng.choice([100, 2000])))
+    text = f"x = {body} end"
+    doc = Document(judge.model, text)
+    for _ in range(data.draw(st.integers(1, 12), label="steps")):
+        at = data.draw(st.integers(4, doc.length() - 4), label="at")
+        cut = data.draw(st.integers(0, 3), label="cut")
+        new = data.draw(st.sampled_from(["", "q", alphabet[:1], "xy", " ", "Q", "1", "'s", "<"]))
+        text = text[:at] + new + text[at + cut :]
+        doc.edit(at, at + cut, new)
+        check_document(judge, doc, text)
+
+
+@pytest.mark.parametrize("name", ["bl-gpt2", "bl-llama3"])
+def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
+    judges: dict[str, Judge], name: str
+) -> None:
+    judge = judges[name]
+    rng = random.Random(3)
+    text = "x = " + "".join(rng.choice("abcdefgh") for _ in range(20_000)) + "\n"
+    doc = Document(judge.model, text)
+    before = doc.engine.encoded_chars
+    for at in (5_000, 12_345, 19_990):
+        doc.edit(at, at + 1, "q")
+        text = text[:at] + "q" + text[at + 1 :]
+    check_document(judge, doc, text)
+    # Three windows of a few tokens each, not three BPEs of the 20,000-character piece.
+    assert doc.engine.encoded_chars - before < 300
+
+
+def merged_differently(judge: Judge) -> list[str]:
+    """Vocabulary pieces (as text) that the merges alone do not make one token: BPE with
+    ignore_merges takes them whole as a piece, never as a part of a longer piece."""
+    spec = json.loads(judge.path.read_text(encoding="utf-8"))
+    spec["model"]["ignore_merges"] = False
+    plain = Tokenizer.from_str(json.dumps(spec))
+    out = []
+    for piece, i in sorted(judge.ref.get_vocab(with_added_tokens=False).items()):
+        text = bytes(BYTE_DECODER[c] for c in piece).decode("utf-8", errors="replace")
+        if "\ufffd" in text or i in judge.added or len(text) < 2:
+            continue
+        merged = plain.encode(text, add_special_tokens=False).ids
+        if merged != [i] and judge.ids(text) == [i]:
+            out.append(text)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(hfkit.IGNORE_MERGES))
+def test_a_part_of_a_long_piece_gets_the_merges_alone(judges: dict[str, Judge], name: str) -> None:
+    """A long piece made of a vocabulary piece that merges would split, edited inside: the
+    window's part must not be taken whole (the library does that only for a whole piece)."""
+    judge = judges[name]
+    found = [t for t in merged_differently(judge) if t.isalpha() and t.isascii()]
+    assert found, "the trained vocabulary has no piece the merges split"
+    spec = json.loads(judge.path.read_text(encoding="utf-8"))
+    spec["model"]["ignore_merges"] = False
+    plain = Tokenizer.from_str(json.dumps(spec))
+    family = judge.model.family
+    assert isinstance(family, HFByteLevelFamily)
+    for unit in found:
+        assert family.hf.piece(unit) == judge.ids(unit)
+        assert family.hf.part(unit) == plain.encode(unit, add_special_tokens=False).ids
+        assert family.hf.part(unit) != family.hf.piece(unit)
+    rng = random.Random(7)
+    for unit in found[:6]:
+        text = "x " + unit * (200 // len(unit) + 1) + " y"
+        doc = Document(judge.model, text)
+        check_document(judge, doc, text)
+        for _ in range(8):
+            at = rng.randrange(3, len(text) - 3)
+            new = rng.choice(["", unit, unit[:1], "x"])
+            cut = rng.randrange(3)
+            text = text[:at] + new + text[at + cut :]
+            doc.edit(at, at + cut, new)
+            check_document(judge, doc, text)
+
+
+@pytest.mark.parametrize("name", sorted(hfkit.IGNORE_MERGES))
+def test_a_long_piece_edited_into_a_vocabulary_piece(judges: dict[str, Judge], name: str) -> None:
+    """A piece longer than the cache keeps, edited inside until it is a piece of the
+    vocabulary (which the library then takes whole), and back."""
+    judge = judges[name]
+    for unit, n in (("a", 71), ("ab", 41), ("a", 69)):
+        for lead in ("", "x ", "x\n"):
+            text = lead + unit * n + " y"
+            doc = Document(judge.model, text)
+            check_document(judge, doc, text)
+            at = len(lead) + len(unit) * (n // 2)
+            for new, cut in ((unit, 0), ("", len(unit)), ("", len(unit)), (unit * 2, 0)):
+                text = text[:at] + new + text[at + cut :]
+                doc.edit(at, at + cut, new)
+                check_document(judge, doc, text)
+    whole = judge.ref.token_to_id("a" * 70)
+    doc = Document(judge.model, "a" * 71)
+    doc.edit(30, 31, "")
+    assert doc.ids() == [whole]
+
+
+def test_unknown_patterns_and_prefix_spaces_re_encode_whole(
+    hf_paths: dict[str, Path], tmp_path: Path
+) -> None:
+    base = json.loads(hf_paths["bl-gpt4"].read_text(encoding="utf-8"))
+    odd = json.loads(json.dumps(base))
+    odd["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"\p{L}+(?=\s{3})|\S+|\s+"
+    cl100k = json.loads(json.dumps(base))
+    cl100k["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = pretokens.CL100K
+    prefix = json.loads(json.dumps(base))
+    prefix["pre_tokenizer"]["pretokenizers"][1]["add_prefix_space"] = True
+    nfc = json.loads(json.dumps(base))
+    nfc["normalizer"] = {"type": "NFC"}
+    lstrip = json.loads(json.dumps(base))
+    lstrip["added_tokens"][-1]["lstrip"] = True
+    for name, spec in [("odd", odd), ("cl100k", cl100k), ("prefix", prefix), ("nfc", nfc)]:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(spec), encoding="utf-8")
+        model = load_model(path)
+        assert not model.incremental and "re-encode whole unless" in model.mode_note, name
+    path = tmp_path / "lstrip.json"
+    path.write_text(json.dumps(lstrip), encoding="utf-8")
+    judge = Judge("lstrip", path)
+    assert not judge.model.incremental
+    text = "a  <tool>b"
+    doc = Document(judge.model, text)
+    doc.edit(1, 1, " ")
+    check_document(judge, doc, "a   <tool>b")
+
+
 # -- what each kind of token is, and offset quirks ---------------------------------------------
 
 
@@ -274,7 +445,7 @@ def test_word_windows_stay_small(judges: dict[str, Judge], botchan: str, name: s
 def test_model_type_and_mode(judges: dict[str, Judge], name: str, kind: str) -> None:
     model = judges[name].model
     assert model.model_type == kind
-    if name in hfkit.WORD_WINDOWED:
+    if name in hfkit.WORD_WINDOWED or name in hfkit.PIECEWISE:
         assert model.incremental and model.mode_note == "incremental"
     else:
         assert not model.incremental and "re-encode whole" in model.mode_note

@@ -1,0 +1,177 @@
+"""Byte-level BPE tokenizer.json files (GPT-2, Llama 3, Qwen2 style), edited piece by piece.
+
+The same engine as tiktoken's encodings (tokenline.core.bytelevel): the file's own pre-tokenizer
+cuts the pieces (so its regex engine, not Python's, decides every cut), and the file's own BPE
+model encodes each piece, after the pre-tokenizer's map of UTF-8 bytes to printable characters.
+
+The library matches added tokens (special or not) in the text before it pre-tokenizes. Pieces
+are used only where no added token's text lies near: a text holding one is encoded whole by the
+library, and the engine re-encodes the whole document after an edit whose window, or the text it
+read, lies near one (old or new). Built by tokenline.core.hfloader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64, u8
+
+from tokenline.core.bytelevel import ByteLevelFamily, PieceCoder
+from tokenline.core.family import Encoded
+from tokenline.core.pretokens import PreTokenSegmenter
+from tokenline.core.vocab import Vocabulary
+
+
+class LibraryPieces(PreTokenSegmenter):
+    """Pieces cut by the tokenizers library's own pre-tokenizer (`pre`), whose pattern is one
+    whose reads past a cut `reach_after` bounds."""
+
+    pre: Any
+
+    def __init__(self, pattern: str, pre: Any) -> None:
+        super().__init__(pattern)
+        self.pre = pre
+
+    def split(self, text: str) -> list[str]:
+        out: list[str] = []
+        pos: i64 = 0
+        for found in self.pre.pre_tokenize_str(text):
+            s: i64 = found[1][0]
+            e: i64 = found[1][1]
+            if s != pos:
+                raise AssertionError(f"the pre-tokenizer skipped text at {pos}")
+            out.append(text[s:e])
+            pos = e
+        if pos != len(text):
+            raise AssertionError(f"the pre-tokenizer skipped text at {pos}")
+        return out
+
+
+class HFCoder(PieceCoder):
+    """A tokenizers.Tokenizer (`tok`) and its BPE model; `plain` is the same model without
+    ignore_merges (the merges alone, for parts of pieces), or the model itself."""
+
+    tok: Any
+    model: Any
+    plain: Any
+    ignore_merges: bool
+    # str.translate table: a byte (as a Latin-1 character) -> its printable stand-in.
+    table: dict[int, int]
+    # Per id: the token's bytes (empty for added tokens).
+    bytes_of: list[bytes]
+
+    def __init__(
+        self, tok: Any, plain: Any, ignore_merges: bool, table: dict[int, int], by_id: list[bytes]
+    ) -> None:
+        self.tok = tok
+        self.model = tok.model
+        self.plain = plain
+        self.ignore_merges = ignore_merges
+        self.table = table
+        self.bytes_of = by_id
+
+    def mapped(self, piece: str) -> str:
+        """The piece as the byte-level pre-tokenizer hands it to the model."""
+        return piece.encode("utf-8").decode("latin-1").translate(self.table)
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = self.tok.encode(text, add_special_tokens=False).ids
+        return ids
+
+    def piece(self, piece: str) -> list[int]:
+        return [t.id for t in self.model.tokenize(self.mapped(piece))]
+
+    def part(self, part: str) -> list[int]:
+        return [t.id for t in self.plain.tokenize(self.mapped(part))]
+
+    def whole(self, piece: str) -> bool:
+        return self.ignore_merges and self.model.token_to_id(self.mapped(piece)) is not None
+
+    def token_bytes(self, token_id: i64) -> bytes | None:
+        if token_id < len(self.bytes_of) and self.bytes_of[token_id]:
+            return self.bytes_of[token_id]
+        return None
+
+
+class HFByteLevelFamily(ByteLevelFamily):
+    """Byte-level BPE from a tokenizer.json, with its added tokens (`contents`, by first
+    character) and which ids are added (`added`)."""
+
+    hf: HFCoder
+    added: vec[u8]
+    by_first: dict[str, list[str]]
+
+    def __init__(
+        self, vocab: Vocabulary, coder: HFCoder, pieces: PreTokenSegmenter, added: vec[u8]
+    ) -> None:
+        super().__init__(vocab, coder, pieces)
+        self.hf = coder
+        self.added = added
+        self.by_first = {}
+        longest: i64 = 0
+        i: i64 = 0
+        while i < len(added):
+            content = vocab.piece(i)
+            if added[i] != 0 and content:
+                self.by_first.setdefault(content[:1], []).append(content)
+                longest = max(longest, len(content))
+            i += 1
+        self.added_longest = longest
+        self.use_pieces()
+        # Opened by pieces, not lazily: lazy piece starts are found with Python's regex from
+        # sync points, which holds for tiktoken's engine; the library's engine and its added
+        # tokens are not that.
+        self.lazy_cuts = False
+
+    def clean(self, text: str) -> bool:
+        for first, contents in self.by_first.items():
+            if first in text:
+                for content in contents:
+                    if content in text:
+                        return False
+        return True
+
+    def added_id(self, token_id: i64) -> bool:
+        return 0 <= token_id < len(self.added) and self.added[token_id] != 0
+
+    def tokens(self, text: str, normalized: bool) -> Encoded:
+        if self.clean(text):
+            return super().tokens(text, normalized)
+        return self.library_tokens(text)
+
+    def library_tokens(self, text: str) -> Encoded:
+        """The library's encode of text that holds added tokens: pieces between the added
+        tokens it matched, each such stretch encoded as a text of its own (as it does)."""
+        enc = self.hf.tok.encode(text, add_special_tokens=False)
+        ids: list[int] = enc.ids
+        offsets: list[tuple[int, int]] = enc.offsets
+        out = Encoded([], vec[i32](), vec[u8]())
+        pos: i64 = 0
+        i: i64 = 0
+        while i < len(ids):
+            if self.added_id(ids[i]):
+                s: i64 = offsets[i][0]
+                e: i64 = offsets[i][1]
+                if s > pos:
+                    _append(out, super().tokens(text[pos:s], True))
+                out.ids.append(ids[i])
+                out.lens = append(out.lens, i32(e - s))
+                out.joins = append(out.joins, 0)
+                pos = e
+            i += 1
+        if pos < len(text):
+            _append(out, super().tokens(text[pos:], True))
+        if out.ids != ids:
+            raise AssertionError("pieces between added tokens disagree with the library")
+        return out
+
+
+def _append(out: Encoded, more: Encoded) -> None:
+    out.ids.extend(more.ids)
+    m: i64 = len(more.ids)
+    i: i64 = 0
+    while i < m:
+        out.lens = append(out.lens, more.lens[i])
+        out.joins = append(out.joins, more.joins[i])
+        i += 1
