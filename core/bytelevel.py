@@ -27,6 +27,7 @@ from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
 from tokenline.core.pretokens import (
     NEWER_MARGIN,
     PreTokenSegmenter,
+    holds_newer,
     newer_characters,
     reach_after,
     sync_in,
@@ -135,8 +136,8 @@ class ByteLevelFamily(Family):
     coder: PieceCoder
     pieces: PreTokenSegmenter
     rules: NormRules
-    # Characters whose pieces only the reference library decides (None: none such).
-    newer: Any
+    # Characters whose pieces only the reference library decides (empty: none such).
+    newer: frozenset[str]
 
     def __init__(self, vocab: Vocabulary, coder: PieceCoder, pieces: PreTokenSegmenter) -> None:
         super().__init__(vocab)
@@ -146,7 +147,7 @@ class ByteLevelFamily(Family):
         self.rules.add_dummy_prefix = False
         self.rules.escape_whitespaces = False
         self.keeps_joins = True
-        self.newer = None
+        self.newer = frozenset()
 
     def guard_newer_characters(self) -> None:
         """Windows that read near a character newer than the tables our regex engine shares
@@ -155,7 +156,7 @@ class ByteLevelFamily(Family):
         self.added_longest = NEWER_MARGIN
 
     def clean(self, text: str) -> bool:
-        return self.newer is None or self.newer.search(text) is None
+        return not holds_newer(self.newer, text)
 
     def use_pieces(self) -> None:
         """The pattern reads little past its cuts: edit and open piece by piece."""
@@ -265,15 +266,20 @@ class ByteLevelFamily(Family):
             out = append(out, u8(flag))
             pos += i64(lens[i])
             i += 1
-        if self.newer is not None:
+        if holds_newer(self.newer, text):
             self._distrust_newer(text, lens, out)
         return out
 
     def _distrust_newer(self, text: str, lens: vec[i32], out: vec[u8]) -> None:
         """Tokens near a newer character keep their piece starts unknown (never window edges)."""
-        for m in self.newer.finditer(text):
-            lo: i64 = m.start() - NEWER_MARGIN
-            hi: i64 = m.end() + NEWER_MARGIN
+        newer = self.newer
+        at: i64 = -1
+        for ch in text:
+            at += 1
+            if ch not in newer:
+                continue
+            lo: i64 = at - NEWER_MARGIN
+            hi: i64 = at + 1 + NEWER_MARGIN
             pos: i64 = 0
             i: i64 = 0
             while i < len(lens) and pos < hi:

@@ -69,27 +69,24 @@ LOCAL_PATTERNS: Final = frozenset({GPT2, GPT2_HF, CL100K, CL100K_OLD, QWEN2, O20
 # Characters on either side of a character newer than Python's Unicode tables whose pieces are
 # not trusted (see newer_characters): the engines disagree only on the pieces next to it.
 NEWER_MARGIN: Final = 64
-_NEWER: list[Any] = []
+_NEWER: list[frozenset[str]] = []
 
 
-def newer_characters() -> Any:
-    """A compiled class of the characters Python's `regex` knows but Python's own Unicode
-    tables do not (Unicode 15 and later): tiktoken's regex engine may be on an older Unicode and
-    cut around them otherwise (U+18D80, new in 17.0, is a letter to `regex` and unassigned to
-    tiktoken 0.14). Pieces near them are left to the reference library. Built once."""
+def newer_characters() -> frozenset[str]:
+    """The characters Python's `regex` knows but Python's own Unicode tables do not (Unicode
+    15 and later): tiktoken's regex engine may be on an older Unicode and cut around them
+    otherwise (U+18D80, new in 17.0, is a letter to `regex` and unassigned to tiktoken 0.14).
+    Pieces near them are left to the reference library. Built once per process."""
     if not _NEWER:
         every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
-        newer = [c for c in regex.findall(r"\P{Cn}", every) if unicodedata.category(c) == "Cn"]
-        ranges: list[str] = []
-        i: i64 = 0
-        while i < len(newer):
-            j: i64 = i
-            while j + 1 < len(newer) and ord(newer[j + 1]) == ord(newer[j]) + 1:
-                j += 1
-            ranges.append(regex.escape(newer[i]) + ("-" + regex.escape(newer[j]) if j > i else ""))
-            i = j + 1
-        _NEWER.append(regex.compile("[" + "".join(ranges) + "]" if ranges else "(?!)"))
+        found: list[str] = regex.findall(r"\P{Cn}", every)
+        _NEWER.append(frozenset(c for c in found if unicodedata.category(c) == "Cn"))
     return _NEWER[0]
+
+
+def holds_newer(newer: frozenset[str], text: str) -> bool:
+    """Whether text holds one of `newer` (ASCII text, known in O(1), never does)."""
+    return not text.isascii() and not newer.isdisjoint(text)
 
 
 def reads_little(pattern: str) -> bool:
