@@ -90,6 +90,8 @@ class Family:
     # of the longest (0: none). Pieces are used only where no added token's text lies near what
     # a window reads (`clean`, `added_id`); elsewhere the whole text is encoded again.
     added_longest: i64
+    # Whether some token ids are added tokens (an old one in a window's stretch also guards it).
+    added_ids: bool
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -103,6 +105,7 @@ class Family:
         self.ahead_chars = 0
         self.lazy_cuts = False
         self.added_longest = 0
+        self.added_ids = False
 
     def normalization(self, rope: TextRope) -> Normalization:
         """A normalization kept in step with `rope` (the document's original text)."""

@@ -118,6 +118,7 @@ class HFByteLevelFamily(ByteLevelFamily):
                 longest = max(longest, len(content))
             i += 1
         self.added_longest = longest
+        self.added_ids = longest > 0
         self.use_pieces()
         # Opened by pieces, not lazily: lazy piece starts are found with Python's regex from
         # sync points, which holds for tiktoken's engine; the library's engine and its added

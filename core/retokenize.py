@@ -256,7 +256,7 @@ class Retokenizer:
         """Finds which tokens start a piece between normalized offsets lo and hi (tokens a
         document opened with are JOIN_UNKNOWN), scanning from a cut before lo that needs no
         context to a cut after hi. Call it while the tokens match the text (before an edit)."""
-        if not self.family.lazy_cuts:
+        if not self.family.lazy_cuts or hi <= self.known_upto:
             return
         total: i64 = self.norm.length()
         s: i64 = self._sync(max(0, lo), True)
@@ -344,7 +344,7 @@ class Retokenizer:
         self.settle(w, near)
         if self.family.added_longest > 0 and (
             self._near_added(w.read_lo, w.read_hi)
-            or self._old_added(near, w.read_lo, w.read_hi - w.delta)
+            or (self.family.added_ids and self._old_added(near, w.read_lo, w.read_hi - w.delta))
         ):
             self._reload()
             return
@@ -354,6 +354,7 @@ class Retokenizer:
         """Encodes the whole normalized text again (exact by definition)."""
         enc = self._tokens(self.norm.slice(0, self.norm.length()), True)
         self.toks.load(_to_vec(enc.ids), enc.lens, enc.joins)
+        self.known_upto = 0  # a lazy family's tokens come back with piece starts unknown
 
     def _near_added(self, lo: i64, hi: i64) -> bool:
         """Whether an added token's text may overlap normalized [lo, hi) of the current text.
