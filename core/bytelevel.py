@@ -30,6 +30,7 @@ from tokenline.core.pretokens import (
     holds_newer,
     newer_characters,
     reach_after,
+    run_continues,
     sync_in,
 )
 from tokenline.core.rope import TextRope
@@ -148,6 +149,15 @@ class ByteLevelFamily(Family):
         self.rules.escape_whitespaces = False
         self.keeps_joins = True
         self.newer = frozenset()
+
+    def use_runs(self, kind: i64) -> None:
+        """Edits inside long letter pieces need no scan of the piece (tiktoken's engine only:
+        the class tests are Python's regex, which is the reference's engine's twin here)."""
+        self.run_kind = kind
+        longest: i64 = 0
+        for n in self.vocab.piece_len:
+            longest = max(longest, i64(n))
+        self.longest_token = longest
 
     def guard_newer_characters(self) -> None:
         """Windows that read near a character newer than the tables our regex engine shares
@@ -301,6 +311,14 @@ class ByteLevelFamily(Family):
         if short:
             cache.put(piece, found)
         return found
+
+    def run_continues(self, before: str, new: str, after: str) -> bool:
+        return run_continues(self.run_kind, before, new, after)
+
+    def inner_part(self, text: str) -> Encoded:
+        out = Encoded([], vec[i32](), vec[u8]())
+        _extend(out, self._columns(self.coder.part(text), True, True))
+        return out
 
     def _add_part(self, piece: str, lo: i64, hi: i64, out: Encoded) -> None:
         """Appends the BPE of piece[lo:hi], a part of a long piece that a window edge cuts."""

@@ -92,6 +92,11 @@ class Family:
     added_longest: i64
     # Whether some token ids are added tokens (an old one in a window's stretch also guards it).
     added_ids: bool
+    # Edits inside a long letter piece that keep it one piece (`run_continues`) re-encode a
+    # window of it without scanning it; 0 (pretokens.NO_RUNS) when the family cannot tell.
+    run_kind: i64
+    # The most characters any token covers (a piece longer is never one token).
+    longest_token: i64
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -106,6 +111,8 @@ class Family:
         self.lazy_cuts = False
         self.added_longest = 0
         self.added_ids = False
+        self.run_kind = 0
+        self.longest_token = 0
 
     def normalization(self, rope: TextRope) -> Normalization:
         """A normalization kept in step with `rope` (the document's original text)."""
@@ -142,6 +149,15 @@ class Family:
     def piece_joins(self, text: str, lens: vec[i32], joins: vec[u8]) -> vec[u8]:
         """The join flags of tokens (lengths `lens`, old flags `joins`) that start at text's
         start, a cut, and end where text ends or earlier, from text's pieces."""
+        raise NotImplementedError
+
+    def run_continues(self, before: str, new: str, after: str) -> bool:
+        """Whether a long piece holding the characters either side of an edit stays one piece
+        with `new` between them (see pretokens.run_continues)."""
+        return False
+
+    def inner_part(self, text: str) -> Encoded:
+        """The tokens of text, a stretch inside a long piece, starting between its tokens."""
         raise NotImplementedError
 
     def reach_after(self, text: str) -> i64:

@@ -64,6 +64,44 @@ TEKKEN: Final = "|".join(
     ]
 )
 LOCAL_PATTERNS: Final = frozenset({GPT2, GPT2_HF, CL100K, CL100K_OLD, QWEN2, O200K, TEKKEN})
+# How a long piece of letters runs on (for edits inside one that keep it one piece): LETTERS,
+# a run of \p{L} (after at most one prefix character); CASED, o200k's upper-case part then a
+# lower-case part, a letter of category Ll being in the lower part.
+NO_RUNS: Final = 0
+LETTERS: Final = 1
+CASED: Final = 2
+_LETTERS_RX: Final = regex.compile(r"\p{L}*")
+_LOWER_RX: Final = regex.compile(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]*")
+_LL_RX: Final = regex.compile(r"\p{Ll}")
+
+
+def run_kind(pattern: str) -> i64:
+    if pattern in (O200K, TEKKEN):
+        return CASED
+    if pattern in LOCAL_PATTERNS:
+        return LETTERS
+    return NO_RUNS
+
+
+def run_continues(kind: i64, before: str, new: str, after: str) -> bool:
+    """Whether a letter piece holding `before` and `after` (the characters either side of an
+    edit, inside it) stays one piece with `new` between them: the run the pattern matches goes
+    on through the new characters to where it ended."""
+    if kind == LETTERS:
+        rx = _LETTERS_RX
+        first_ok: bool = rx.fullmatch(before) is not None
+    elif kind == CASED:
+        rx = _LOWER_RX
+        first_ok = _LL_RX.fullmatch(before) is not None
+    else:
+        return False
+    return (
+        len(before) == 1
+        and len(after) == 1
+        and first_ok
+        and rx.fullmatch(new) is not None
+        and rx.fullmatch(after) is not None
+    )
 
 
 # Characters on either side of a character newer than Python's Unicode tables whose pieces are

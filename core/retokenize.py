@@ -30,6 +30,7 @@ from mypy_extensions import i32, i64, u8
 
 from tokenline.core.family import JOIN_EDGE, JOIN_INNER, JOIN_UNKNOWN, Encoded, Family
 from tokenline.core.normalizer import Normalization
+from tokenline.core.pretokens import READ_PAST
 from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens, Segmenter
 from tokenline.core.tokens import TokenStore
 
@@ -74,6 +75,8 @@ class Window:
     # The normalized text the last try of a pre-tokenizing family read (new offsets).
     read_lo: i64
     read_hi: i64
+    # The edit lies inside a long piece that stays one piece (see Retokenizer._keeps_piece).
+    keeps_piece: bool
     # The answer: old tokens [wl, wr) and what replaces them.
     wl: i64
     wr: i64
@@ -95,6 +98,7 @@ class Window:
         self.limit = -1
         self.read_lo = 0
         self.read_hi = 0
+        self.keeps_piece = False
         self.wl = kl
         self.wr = kr
         self.out = Encoded([], vec[i32](), vec[u8]())
@@ -136,6 +140,8 @@ class Retokenizer:
     # Counters for benchmarks and tests: encoder calls and characters sent to them.
     encode_calls: i64
     encoded_chars: i64
+    # Characters a pre-tokenizing family's windows scanned for their pieces (tests, benchmarks).
+    scanned_chars: i64
     # Normalized offset up to which piece starts have been found ahead of edits (lazy_cuts).
     known_upto: i64
 
@@ -145,6 +151,7 @@ class Retokenizer:
         self.toks = TokenStore(keeps_joins=family.keeps_joins)
         self.encode_calls = 0
         self.encoded_chars = 0
+        self.scanned_chars = 0
         self.known_upto = 0
 
     # -- whole texts ---------------------------------------------------------------------------
@@ -259,6 +266,8 @@ class Retokenizer:
         if not self.family.lazy_cuts or hi <= self.known_upto:
             return
         total: i64 = self.norm.length()
+        if self._all_known(max(0, lo), min(total, hi)):
+            return  # found before (a window's tokens, an earlier edit's stretch)
         s: i64 = self._sync(max(0, lo), True)
         e: i64 = self._sync(min(total, hi), False)
         toks = self.toks
@@ -287,6 +296,17 @@ class Retokenizer:
         self.know(start, start + budget)
         self.known_upto = self._sync(min(total, start + budget), False)
         return self.known_upto < total
+
+    def _all_known(self, lo: i64, hi: i64) -> bool:
+        """Whether every token over normalized [lo, hi) knows if it starts a piece."""
+        toks = self.toks
+        _, _, joins, _ = toks.window(toks.at(lo), toks.at(hi) + 1)
+        i: i64 = 0
+        while i < len(joins):
+            if (joins[i] & JOIN_UNKNOWN) != 0:
+                return False
+            i += 1
+        return True
 
     def before_edit(self, start: i64, end: i64) -> None:
         """Piece starts around an edit of original [start, end), while the text is the old."""
@@ -341,6 +361,7 @@ class Retokenizer:
         w = Window(kl, kr, True, True)
         w.delta = ne_new - ne_old
         w.ns = ns
+        w.keeps_piece = self._keeps_piece(near, ns, ne_old, ne_new)
         self.settle(w, near)
         if self.family.added_longest > 0 and (
             self._near_added(w.read_lo, w.read_hi)
@@ -349,6 +370,34 @@ class Retokenizer:
             self._reload()
             return
         toks.replace(w.wl, w.wr, _to_vec(w.out.ids), w.out.lens, w.out.joins)
+
+    def _keeps_piece(self, near: Neighborhood, ns: i64, ne_old: i64, ne_new: i64) -> bool:
+        """Whether the edit lies inside one long letter piece (from READ_PAST characters before
+        it to the character after it) that stays one piece, as long as any token could be, so
+        windows inside it need not scan it for its start and end."""
+        fam = self.family
+        total: i64 = self.norm.length()
+        if fam.run_kind == 0 or ns < READ_PAST or ne_new >= total:
+            return False
+        toks = self.toks
+        k0: i64 = toks.at(ns - READ_PAST)
+        k1: i64 = toks.at(ne_old)
+        inner: bool = False
+        k: i64 = k0 + 1
+        while k <= k1:
+            if not near.in_known_piece(k):
+                return False
+            inner = inner or near.inner(k)
+            k += 1
+        if not inner:
+            return False
+        # Long enough that the library cannot take the new piece as one token.
+        enough: i64 = fam.longest_token + max(0, ne_old - ne_new)
+        span: i64 = near.piece_span(k0, k1, enough) + ne_new - ne_old
+        if span <= fam.longest_token:
+            return False
+        text = self.norm.slice(ns - 1, ne_new + 1)
+        return fam.run_continues(text[:1], text[1:-1], text[-1:])
 
     def _reload(self) -> None:
         """Encodes the whole normalized text again (exact by definition)."""
@@ -473,6 +522,14 @@ class Retokenizer:
         inner_r: bool = w.move_right and wr < ntok and near.inner(wr)
         if w.ns == NO_EDIT and (inner_l or inner_r):
             return None, not inner_l, not inner_r  # selections widen to cuts
+        if w.keeps_piece and inner_l and inner_r and near.one_piece(wl, wr):
+            # Inside a piece that keeps its start and end: Algorithm 3's edges alone.
+            part = self.family.inner_part(self.norm.slice(a, b))
+            self.encode_calls += 1
+            self.encoded_chars += b - a
+            w.read_lo = a
+            w.read_hi = b
+            return part, near.left_edge_holds(part, wl), near.right_edge_holds(part, wr)
         start: i64 = near.start(near.piece_start(wl)) if inner_l else a
         limit: i64 = w.limit if w.limit >= 0 else self.norm.length()
         if not w.move_right:
@@ -487,6 +544,7 @@ class Retokenizer:
             end = min(limit, b + self.family.ahead_chars)
         self.encode_calls += 1
         self.encoded_chars += b - a
+        self.scanned_chars += end - start
         w.read_lo = start
         w.read_hi = end
         # A selection's right window ends where the selection's text does.
@@ -635,6 +693,36 @@ class Neighborhood:
         self._cover(k + 1)
         self._cover(k)
         return len(self.joins) > 0 and (self.joins[k - self.k0] & JOIN_INNER) != 0
+
+    def in_known_piece(self, k: i64) -> bool:
+        """Old token k continues a piece (starts none), and that is known."""
+        self._cover(k + 1)
+        self._cover(k)
+        if len(self.joins) == 0:
+            return False
+        j: i64 = i64(self.joins[k - self.k0])
+        return (j & (JOIN_EDGE | JOIN_INNER)) != 0 and (j & JOIN_UNKNOWN) == 0
+
+    def one_piece(self, k0: i64, k1: i64) -> bool:
+        """Old tokens k0 + 1 .. k1 all continue the piece of token k0."""
+        k: i64 = k0 + 1
+        while k <= k1:
+            if not self.in_known_piece(k):
+                return False
+            k += 1
+        return True
+
+    def piece_span(self, k0: i64, k1: i64, enough: i64) -> i64:
+        """Characters of the piece holding old tokens k0..k1 (one piece), counted outward from
+        them until there are more than `enough` or the piece ends."""
+        n: i64 = self.toks.size()
+        lo: i64 = k0
+        while lo > 0 and self.in_known_piece(lo) and self.start(k1 + 1) - self.start(lo) <= enough:
+            lo -= 1
+        hi: i64 = k1 + 1
+        while hi < n and self.in_known_piece(hi) and self.start(hi) - self.start(lo) <= enough:
+            hi += 1
+        return self.start(hi) - self.start(lo)
 
     def _in_piece(self, k: i64) -> bool:
         self._cover(k + 1)

@@ -24,7 +24,7 @@ from tiktoken.model import encoding_name_for_model
 from tokenline.core.bytelevel import ByteLevelFamily, TiktokenCoder
 from tokenline.core.loader import ModelError
 from tokenline.core.model import Model
-from tokenline.core.pretokens import PreTokenSegmenter, reads_little
+from tokenline.core.pretokens import PreTokenSegmenter, reads_little, run_kind
 from tokenline.core.vocab import (
     FLAG_BYTE,
     FLAG_CONTINUATION,
@@ -153,6 +153,7 @@ def _model(
     if reads_little(pattern):
         family.use_pieces()
         family.guard_newer_characters()
+        family.use_runs(run_kind(pattern))
     else:
         family.incremental = False
         family.mode_note = (

@@ -364,3 +364,24 @@ def test_characters_newer_than_our_unicode_tables(
         assert doc.ids() == encode(expected), (at, end, new)
     a = rng.randrange(doc.length())
     assert doc.encode_range(a, doc.length()) == encode(doc.text[a:])
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_edits_that_keep_a_long_piece_whole_do_not_scan_it(
+    references: dict[str, tuple[Document, Encoder]], name: str
+) -> None:
+    doc, encode = references[name]
+    rng = random.Random(8)
+    doc.set_text("x = " + "".join(rng.choice("abcdefgh") for _ in range(30_000)) + "\n")
+    while doc.prepare():
+        pass
+    before = doc.engine.scanned_chars
+    for _ in range(40):
+        at = rng.randrange(100, doc.length() - 100)
+        doc.edit(at, at + rng.choice([0, 1, 2]), rng.choice(["q", "ab", ""]))
+    assert doc.ids() == encode(doc.text)
+    # Lower-case letters into lower-case letters: the piece keeps its start and end.
+    assert doc.engine.scanned_chars - before < 2_000
+    doc.edit(15_000, 15_000, "Q1 ")  # this one splits it: scanned
+    assert doc.ids() == encode(doc.text)
+    assert doc.engine.scanned_chars - before > 10_000
