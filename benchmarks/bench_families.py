@@ -102,7 +102,10 @@ def blob_row(spec: str, edits: int) -> dict:
     rng = random.Random(7)
     blob = "".join(rng.choice(string.ascii_lowercase) for _ in range(1_000_000))
     text = f"data = '{blob}'\n"
+    first = Document(model, text)
+    cold = timed(first.edit, 500_000, 500_001, "q")  # right after opening: finds piece starts
     doc = Document(model, text)
+    _prepare_all(doc)
     full = timed(lambda: model.encode(doc.text))
     lat = []
     for _ in range(edits):
@@ -112,7 +115,12 @@ def blob_row(spec: str, edits: int) -> dict:
         lat.append(timed(doc.edit, at, at + 1, new) * 1e3)
         doc.edit(at, at + 1, old)
     assert doc.ids() == model.encode(doc.text)
-    return {"model": model.name, "blob_ms": statistics.median(lat), "full_ms": full * 1e3}
+    return {
+        "model": model.name,
+        "blob_ms": statistics.median(lat),
+        "first_ms": cold * 1e3,
+        "full_ms": full * 1e3,
+    }
 
 
 def report(rows: list[dict], blobs: list[dict]) -> str:
@@ -127,9 +135,17 @@ def report(rows: list[dict], blobs: list[dict]) -> str:
             f"{r['p99_us']:.0f} µs | {r['full_ms']:.1f} ms | {r['speedup']:,.0f}× | "
             f"{r['open_ratio']:.2f}× | {r['prepare_ms']:.0f} ms | {r['cold_median_us']:.0f} µs |"
         )
-    lines += ["", "| model | edit inside a 1 MB pre-token | full encode |", "| --- | --- | --- |"]
+    lines += [
+        "",
+        "| model | edit inside a 1 MB pre-token | first edit there, right after opening |"
+        " full encode |",
+        "| --- | --- | --- | --- |",
+    ]
     for b in blobs:
-        lines.append(f"| {b['model']} | {b['blob_ms']:.2f} ms | {b['full_ms']:.0f} ms |")
+        lines.append(
+            f"| {b['model']} | {b['blob_ms'] * 1e3:.0f} µs | {b['first_ms']:.1f} ms |"
+            f" {b['full_ms']:.0f} ms |"
+        )
     return "\n".join(lines)
 
 
