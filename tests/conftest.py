@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -38,6 +39,22 @@ def shared_file(*parts: str) -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiktoken_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiktoken cache seeded from ../shared, once per run (see tests.tiktokencache)."""
+    from tests import tiktokencache
+
+    return tiktokencache.seed(tmp_path_factory.mktemp("tiktoken-cache"))
+
+
+@pytest.fixture(scope="session")
+def o200k_encoding(tiktoken_cache: Path) -> Any:
+    """tiktoken's own o200k_base, from that cache: the reference the tests check against."""
+    from tests import tiktokencache
+
+    return tiktokencache.reference(tiktoken_cache, "o200k_base")
 
 
 @pytest.fixture(scope="session")

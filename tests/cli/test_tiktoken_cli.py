@@ -6,50 +6,40 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests import tiktokencache
-
 from .test_cli import tokenline
 
 TEXT = "Counting with tiktoken: 鬱 🧿 丧美 中文.\nSecond line, plain ASCII.\n"
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiktokencache.seed(tmp_path_factory.mktemp("tiktoken-cache"))
-
-
-@pytest.fixture(scope="module")
-def enc(cache: Path) -> Any:
-    return tiktokencache.reference(cache, "o200k_base")
-
-
-def test_count_with_a_tiktoken_encoding(cache: Path, enc: Any, tmp_path: Path) -> None:
+def test_count_with_a_tiktoken_encoding(
+    tiktoken_cache: Path, o200k_encoding: Any, tmp_path: Path
+) -> None:
     path = tmp_path / "prompt.md"
     path.write_text(TEXT, encoding="utf-8")
-    env = {"TIKTOKEN_CACHE_DIR": str(cache)}
+    env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)}
     result = tokenline("count", "--model", "o200k_base", str(path), env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [f"{len(enc.encode_ordinary(TEXT)):,}", str(path)]
+    assert result.stdout.split() == [f"{len(o200k_encoding.encode_ordinary(TEXT)):,}", str(path)]
     result = tokenline("count", "--json", "--model", "gpt-4o", str(path), env=env)
     assert result.returncode == 0, result.stderr
     assert '"model": "gpt-4o (o200k_base)"' in result.stdout
 
 
-def test_show_joins_tokens_that_share_a_character(cache: Path, enc: Any, tmp_path: Path) -> None:
+def test_show_joins_tokens_that_share_a_character(
+    tiktoken_cache: Path, o200k_encoding: Any, tmp_path: Path
+) -> None:
     path = tmp_path / "prompt.md"
     path.write_text(TEXT, encoding="utf-8")
     result = tokenline(
         "show", "--color", "never", "--model", "o200k_base", str(path),
-        env={"TIKTOKEN_CACHE_DIR": str(cache)},
+        env={"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     body, summary = result.stdout.rstrip("\n").rsplit("\n", 1)
     assert body.replace("|", "") == TEXT
     # " 丧" and "美" share 丧's last byte: one part, never cut between them.
     assert "| 丧美|" in body
-    assert summary.startswith(f"{len(enc.encode_ordinary(TEXT)):,} tokens · o200k_base")
+    assert summary.startswith(f"{len(o200k_encoding.encode_ordinary(TEXT)):,} tokens · o200k_base")
 
 
 def test_an_encoding_missing_from_the_cache_is_a_model_error(tmp_path: Path) -> None:

@@ -32,10 +32,11 @@ SEEN: Counter[str] = Counter()
 
 
 @pytest.fixture(scope="module")
-def tiktoken_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    # Only this module's tests see the seeded cache (servers started later must not).
+def tiktoken_env(tiktoken_cache: Path) -> Iterator[Path]:
+    # Only this module's tests load through the seeded cache (servers started later must not).
     before = os.environ.get("TIKTOKEN_CACHE_DIR")
-    yield tiktokenkit.seed_cache(tmp_path_factory.mktemp("tiktoken-cache"))
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache)
+    yield tiktoken_cache
     if before is None:
         os.environ.pop("TIKTOKEN_CACHE_DIR", None)
     else:
@@ -43,7 +44,7 @@ def tiktoken_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def references(tiktoken_cache: Path) -> dict[str, tuple[Document, Encoder]]:
+def references(tiktoken_env: Path) -> dict[str, tuple[Document, Encoder]]:
     """Each real encoding as a (document on it, reference encoder) pair."""
     from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
@@ -212,7 +213,7 @@ def test_a_split_character_is_one_group(references: dict[str, tuple[Document, En
     )
 
 
-def test_model_names_and_errors(tiktoken_cache: Path, tmp_path: Path) -> None:
+def test_model_names_and_errors(tiktoken_env: Path, tmp_path: Path) -> None:
     model = load_model("gpt-4o")
     assert model.name == "gpt-4o (o200k_base)" and model.incremental
     assert load_model("cl100k_base").vocab_size == tiktoken.get_encoding("cl100k_base").n_vocab

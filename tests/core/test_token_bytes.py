@@ -7,19 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests import tiktokencache
 from tests.conftest import shared_file
 from tokenline.core import cached_tiktoken_encodings, load_model
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiktokencache.seed(tmp_path_factory.mktemp("tiktoken-cache"))
-
-
-@pytest.fixture(scope="module")
-def enc(cache: Path) -> Any:
-    return tiktokencache.reference(cache, "o200k_base")
 
 
 def test_sentencepiece_bytes() -> None:
@@ -32,14 +21,18 @@ def test_sentencepiece_bytes() -> None:
     assert [model.token_bytes(i) for i in byte_ids] == [bytes([b]) for b in "🧿".encode()]
 
 
-def test_tiktoken_bytes(cache: Path, enc: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+def test_tiktoken_bytes(
+    tiktoken_cache: Path, o200k_encoding: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tiktoken_cache))
     model = load_model("o200k_base")
     text = "Tokens: 鬱 🧿 丧美"
     ids = model.encode(text)
-    assert ids == enc.encode_ordinary(text)
-    assert [model.token_bytes(i) for i in ids] == [enc.decode_single_token_bytes(i) for i in ids]
-    assert model.token_bytes(enc.eot_token) == b"<|endoftext|>"
+    assert ids == o200k_encoding.encode_ordinary(text)
+    assert [model.token_bytes(i) for i in ids] == [
+        o200k_encoding.decode_single_token_bytes(i) for i in ids
+    ]
+    assert model.token_bytes(o200k_encoding.eot_token) == b"<|endoftext|>"
 
 
 def test_tekken_bytes_skip_the_special_ids() -> None:
@@ -50,8 +43,10 @@ def test_tekken_bytes_skip_the_special_ids() -> None:
     assert b"".join(model.token_bytes(i) for i in ids) == text.encode("utf-8")
 
 
-def test_cached_encodings(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+def test_cached_encodings(
+    tiktoken_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tiktoken_cache))
     names = [name for name, _ in cached_tiktoken_encodings()]
     assert {"o200k_base", "cl100k_base"} <= set(names)
     assert "r50k_base" not in names and "gpt2" not in names

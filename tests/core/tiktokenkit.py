@@ -1,17 +1,12 @@
-"""tiktoken encodings for the byte-level tests: the real ones (from a cache seeded from
-../shared/models) and generated rank vocabularies in classes the real ones do not reach."""
+"""Generated rank vocabularies for the byte-level tests, in classes the real encodings do not
+reach."""
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import tiktoken
 
-from tests.conftest import SHARED, shared_file
 from tokenline.core import pretokens
 
 PATTERNS = {
@@ -25,20 +20,6 @@ PATTERNS = {
 # How a generated vocabulary picks its merges, and in which order its ranks come.
 SOURCES = ("corpus", "random", "runs", "partial-utf8")
 ORDERS = ("creation", "shuffled", "long-first")
-
-
-def seed_cache(target: Path) -> Path:
-    """A tiktoken cache holding ../shared/models' encodings (fails in CI if any is missing)."""
-    tool = SHARED / "tools" / "seed-tiktoken-cache"
-    shared_file("models", "o200k_base.tiktoken")
-    shared_file("models", "cl100k_base.tiktoken")
-    if not tool.is_file():
-        shared_file("tools", "seed-tiktoken-cache")
-    subprocess.run(
-        [sys.executable, str(tool), str(target)], check=True, capture_output=True, text=True
-    )
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(target)
-    return target
 
 
 def generated(seed: int, corpus: str) -> tuple[tiktoken.Encoding, str]:

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from tests import tiktokencache
 from tests.conftest import shared_file
 
 from .harness import (
@@ -36,25 +35,15 @@ TEXT = "Tokens: 鬱 and \U0001f9ff, 中文 丧美 too.\n\U0002a6a5x 😀\nend"
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiktokencache.seed(tmp_path_factory.mktemp("tiktoken-cache"))
-
-
-@pytest.fixture(scope="module")
-def enc(cache: Path) -> Any:
-    return tiktokencache.reference(cache, "o200k_base")
-
-
-@pytest.fixture(scope="module")
-def o200k(cache: Path) -> Iterator[Session]:
-    s = Session(init={"model": "o200k_base"}, env={"TIKTOKEN_CACHE_DIR": str(cache)})
+def o200k(tiktoken_cache: Path) -> Iterator[Session]:
+    s = Session(init={"model": "o200k_base"}, env={"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)})
     try:
         yield s
     finally:
         s.close()
 
 
-def units(enc: Any, text: str) -> list[tuple[int, int, list[int], bool]]:
+def units(o200k_encoding: Any, text: str) -> list[tuple[int, int, list[int], bool]]:
     """(start, end, ids, shares a character) of tiktoken's tokens, with the tokens that split a
     character's UTF-8 bytes taken together; offsets in code points."""
     char_at: dict[int, int] = {}
@@ -66,9 +55,9 @@ def units(enc: Any, text: str) -> list[tuple[int, int, list[int], bool]]:
     out: list[tuple[int, int, list[int], bool]] = []
     start = pos = 0
     ids: list[int] = []
-    for token in enc.encode_ordinary(text):
+    for token in o200k_encoding.encode_ordinary(text):
         ids.append(token)
-        pos += len(enc.decode_single_token_bytes(token))
+        pos += len(o200k_encoding.decode_single_token_bytes(token))
         if pos in char_at:
             out.append((char_at[start], char_at[pos], ids, len(ids) > 1))
             start, ids = pos, []
@@ -76,16 +65,16 @@ def units(enc: Any, text: str) -> list[tuple[int, int, list[int], bool]]:
     return out
 
 
-def test_o200k_splits_the_test_characters(enc: Any) -> None:
+def test_o200k_splits_the_test_characters(o200k_encoding: Any) -> None:
     for ch in SPLIT:
-        ids = enc.encode_ordinary(ch)
+        ids = o200k_encoding.encode_ordinary(ch)
         assert len(ids) > 1, ch
-        assert any(_invalid(enc.decode_single_token_bytes(i)) for i in ids), ch
+        assert any(_invalid(o200k_encoding.decode_single_token_bytes(i)) for i in ids), ch
 
 
-def test_o200k_joins_two_characters_in_one_group(enc: Any) -> None:
+def test_o200k_joins_two_characters_in_one_group(o200k_encoding: Any) -> None:
     at = TEXT.index(JOINED)
-    (_, end, ids, _) = next(u for u in units(enc, TEXT) if u[0] <= at < u[1])
+    (_, end, ids, _) = next(u for u in units(o200k_encoding, TEXT) if u[0] <= at < u[1])
     assert end == at + 2 and len(ids) == 2  # " 丧" and "美" share 丧's last byte
 
 
@@ -97,21 +86,23 @@ def _invalid(raw: bytes) -> bool:
     return False
 
 
-def test_status_names_the_model_and_counts_like_tiktoken(o200k: Session, enc: Any) -> None:
+def test_status_names_the_model_and_counts_like_tiktoken(
+    o200k: Session, o200k_encoding: Any
+) -> None:
     uri = "file:///tiktoken/status.md"
     o200k.open(uri, TEXT)
     st = o200k.status(uri)
     assert st["model"] == "o200k_base"
-    assert st["tokens"] == len(enc.encode_ordinary(TEXT))
+    assert st["tokens"] == len(o200k_encoding.encode_ordinary(TEXT))
     at = TEXT.index("中")
     new = TEXT[:at] + "鬱\U0001f9ff" + TEXT[at + 1 :]
     v = o200k.change(uri, [(rng(position(TEXT, at), position(TEXT, at + 1)), "鬱\U0001f9ff")])
-    assert o200k.status(uri, v)["tokens"] == len(enc.encode_ordinary(new))
+    assert o200k.status(uri, v)["tokens"] == len(o200k_encoding.encode_ordinary(new))
     a, b = new.index("鬱"), new.index("x")
     counts = o200k.request("tokenline/count", {"uri": uri, "ranges": [_json_range(new, a, b)]})[
         "counts"
     ]
-    assert counts == [len(enc.encode_ordinary(new[a:b]))]
+    assert counts == [len(o200k_encoding.encode_ordinary(new[a:b]))]
     o200k.close_doc(uri)
 
 
@@ -120,12 +111,12 @@ def _json_range(text: str, a: int, b: int) -> dict[str, Any]:
     return {"start": {"line": la, "character": ca}, "end": {"line": lb, "character": cb}}
 
 
-def test_split_characters_are_one_semantic_token(o200k: Session, enc: Any) -> None:
+def test_split_characters_are_one_semantic_token(o200k: Session, o200k_encoding: Any) -> None:
     uri = "file:///tiktoken/semantic.md"
     o200k.open(uri, TEXT)
     full = o200k.semantic_full(uri)
     assert full is not None and full.result_id is not None
-    want = units(enc, TEXT)
+    want = units(o200k_encoding, TEXT)
     check_semantic_spans(want, TEXT, full.data)
     got = decode_semantic(full.data)
     # Each split character is inside one semantic token, with the bytes modifier.
@@ -139,18 +130,20 @@ def test_split_characters_are_one_semantic_token(o200k: Session, enc: Any) -> No
     o200k.change(uri, [(rng(position(TEXT, at), position(TEXT, at)), "\U0002a6a5丮信鬱")])
     delta = o200k.semantic_delta(uri, full.result_id)
     data = apply_semantic_edits(full.data, delta.edits)
-    check_semantic_spans(units(enc, new), new, data)
+    check_semantic_spans(units(o200k_encoding, new), new, data)
     o200k.close_doc(uri)
 
 
-def test_hover_shows_the_bytes_and_ids_of_a_split_character(o200k: Session, enc: Any) -> None:
+def test_hover_shows_the_bytes_and_ids_of_a_split_character(
+    o200k: Session, o200k_encoding: Any
+) -> None:
     uri = "file:///tiktoken/hover.md"
     o200k.open(uri, TEXT)
     for ch in (*SPLIT, "美"):
         at = TEXT.index(ch)
-        (start, end, ids, _) = next(u for u in units(enc, TEXT) if u[0] <= at < u[1])
+        (start, end, ids, _) = next(u for u in units(o200k_encoding, TEXT) if u[0] <= at < u[1])
         assert len(ids) > 1
-        hexes = [enc.decode_single_token_bytes(i).hex(" ") for i in ids]
+        hexes = [o200k_encoding.decode_single_token_bytes(i).hex(" ") for i in ids]
         line, col = position(TEXT, at)
         hover = o200k.hover(uri, line, col)
         assert hover is not None
@@ -169,7 +162,9 @@ def test_hover_shows_the_bytes_and_ids_of_a_split_character(o200k: Session, enc:
     o200k.close_doc(uri)
 
 
-def test_models_lists_cached_encodings_and_tokenizer_files(cache: Path, tmp_path: Path) -> None:
+def test_models_lists_cached_encodings_and_tokenizer_files(
+    tiktoken_cache: Path, tmp_path: Path
+) -> None:
     tekken = shared_file("models", "tekken_240911.json")
     folder = tmp_path / "work"
     (folder / "models" / "hf").mkdir(parents=True)
@@ -181,7 +176,7 @@ def test_models_lists_cached_encodings_and_tokenizer_files(cache: Path, tmp_path
     snapshot = tmp_path / "hf" / "hub" / "models--acme--byte-model" / "snapshots" / "abc"
     snapshot.mkdir(parents=True)
     (snapshot / "tokenizer.json").write_text("{}", encoding="utf-8")
-    env = {"TIKTOKEN_CACHE_DIR": str(cache), "HF_HUB_CACHE": str(tmp_path / "hf" / "hub")}
+    env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache), "HF_HUB_CACHE": str(tmp_path / "hf" / "hub")}
     s = Session(folders=[folder.as_uri()], env=env)
     try:
         models = s.request("tokenline/models", {})["models"]
