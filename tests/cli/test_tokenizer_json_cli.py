@@ -18,12 +18,7 @@ TEXT = "The schoolmaster was walking quickly; nobody answered ☃.\n  Unbelievab
 
 @pytest.fixture(scope="module")
 def wp_path(tmp_path_factory: pytest.TempPathFactory, botchan: str) -> Path:
-    tok, trainer = hfkit.wordpiece(lowercase=True, strip_accents=None, chinese=True)
-    tok.train_from_iterator(hfkit.corpus(botchan, chars=20_000), trainer)
-    path = tmp_path_factory.mktemp("wordpiece") / "bert-wp" / "tokenizer.json"
-    path.parent.mkdir()
-    tok.save(str(path))
-    return path
+    return hfkit.small_bert(tmp_path_factory.mktemp("wordpiece"), botchan, "bert-wp")
 
 
 @pytest.fixture(scope="module")

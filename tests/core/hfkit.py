@@ -272,3 +272,14 @@ def add_byte_fallback(path: Path) -> None:
     spec["model"]["byte_fallback"] = True
     spec["model"]["fuse_unk"] = True
     path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+
+
+def small_bert(out_dir: Path, botchan: str, name: str = "bert-wp") -> Path:
+    """A small lower-casing BERT WordPiece file at out_dir/name/tokenizer.json (for the server
+    and CLI tests: trained in well under a second)."""
+    tok, trainer = wordpiece(lowercase=True, strip_accents=None, chinese=True)
+    tok.train_from_iterator(corpus(botchan, chars=20_000), trainer)
+    path = out_dir / name / "tokenizer.json"
+    path.parent.mkdir(parents=True)
+    tok.save(str(path))
+    return path

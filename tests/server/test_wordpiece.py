@@ -39,12 +39,7 @@ TEXT = (
 
 @pytest.fixture(scope="module")
 def wp_path(tmp_path_factory: pytest.TempPathFactory, botchan: str) -> Path:
-    tok, trainer = hfkit.wordpiece(lowercase=True, strip_accents=None, chinese=True)
-    tok.train_from_iterator(hfkit.corpus(botchan, chars=20_000), trainer)
-    path = tmp_path_factory.mktemp("wordpiece") / NAME / "tokenizer.json"
-    path.parent.mkdir()
-    tok.save(str(path))
-    return path
+    return hfkit.small_bert(tmp_path_factory.mktemp("wordpiece"), botchan, NAME)
 
 
 @pytest.fixture(scope="module")
