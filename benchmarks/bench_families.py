@@ -17,9 +17,11 @@ import random
 import statistics
 import string
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from bench_core import time_once as timed
+from bench_core import token_edit
+from bench_open import repeat_to
 
 from tokenline.core import COMPILED, Document, load_model
 
@@ -28,24 +30,6 @@ SHARED = HERE.parent.parent / "shared"
 CORPUS = SHARED / "corpora" / "botchan.txt"
 DEFAULT_MODELS = f"o200k_base,cl100k_base,{SHARED / 'models' / 'tekken_240911.json'}"
 TARGETS = {"median_us": 30.0, "flatness": 1.5, "speedup_1mb": 1000.0, "blob_ms": 1.0, "open": 1.3}
-
-
-def timed(fn: Callable[..., object], *args: object) -> float:
-    t = time.perf_counter()
-    fn(*args)
-    return time.perf_counter() - t
-
-
-def token_edit(doc: Document, rng: random.Random) -> tuple[int, int, str]:
-    for _ in range(100):
-        k = rng.randrange(len(doc))
-        start, end = doc.token_span(k)
-        if end - start >= 1:
-            chars = list(doc.slice(start, end))
-            chars.pop(rng.randrange(len(chars)))
-            rng.shuffle(chars)
-            return start, end, "".join(chars)
-    return 0, 0, "x"
 
 
 def edits_us(doc: Document, rng: random.Random, n: int) -> list[float]:
@@ -61,10 +45,6 @@ def edits_us(doc: Document, rng: random.Random, n: int) -> list[float]:
 def _prepare_all(doc: Document) -> None:
     while doc.prepare():
         pass
-
-
-def repeat_to(text: str, size: int) -> str:
-    return (text * (size // len(text) + 1))[:size]
 
 
 def size_row(spec: str, prose: str, size: int, edits: int, runs: int) -> dict:
