@@ -17,7 +17,7 @@ from mypy_extensions import u8
 from tokenline.core.family import Family
 from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPieces
 from tokenline.core.hffamily import HFFamily
-from tokenline.core.loader import ModelError
+from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
 from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little
 from tokenline.core.usermatch import UserMatcher
@@ -42,16 +42,11 @@ MODEL_TYPES = {
 def load_hf_file(path: str | os.PathLike[str]) -> Model:
     """Loads a Hugging Face tokenizer.json file (ModelError when it cannot be used)."""
     p = os.fspath(path)
+    data = read_model_file(p, "a tokenizer.json file")
     try:
-        text = Path(p).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModelError(p, "no such file") from None
-    except IsADirectoryError:
-        raise ModelError(p, "it is a directory, not a tokenizer.json file") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ModelError(p, "not a tokenizer.json (the file is not UTF-8 text)") from None
-    except OSError as exc:
-        raise ModelError(p, f"unreadable ({exc.strerror or exc})") from None
     return load_hf_json(text, p)
 
 

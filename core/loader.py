@@ -71,15 +71,20 @@ def load_model_file(path: str | os.PathLike[str] | None = None) -> Model:
     if path is None:
         path = bundled_model_path()
     p = os.fspath(path)
+    return load_model_bytes(read_model_file(p, "a .model file"), p)
+
+
+def read_model_file(p: str, what: str) -> bytes:
+    """A tokenizer file's bytes; ModelError saying why when it cannot be read (`what` names
+    the kind of file a directory at p is not)."""
     try:
-        data = Path(p).read_bytes()
+        return Path(p).read_bytes()
     except FileNotFoundError:
         raise ModelError(p, "no such file") from None
     except IsADirectoryError:
-        raise ModelError(p, "it is a directory, not a .model file") from None
+        raise ModelError(p, f"it is a directory, not {what}") from None
     except OSError as exc:
         raise ModelError(p, f"unreadable ({exc.strerror or exc})") from None
-    return load_model_bytes(data, p)
 
 
 def _model_pb2() -> Any:

@@ -22,7 +22,7 @@ import tiktoken
 from tiktoken.model import encoding_name_for_model
 
 from tokenline.core.bytelevel import ByteLevelFamily, TiktokenCoder
-from tokenline.core.loader import ModelError
+from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
 from tokenline.core.pretokens import PreTokenSegmenter, reads_little, run_kind
 from tokenline.core.vocab import (
@@ -79,18 +79,17 @@ def _token_bytes(enc: Any) -> list[bytes | None]:
 
 def load_tekken(path: str | os.PathLike[str]) -> Model:
     """A Mistral Tekken file: ids are tiktoken ranks shifted past the special tokens."""
-    where = str(path)
+    where = os.fspath(path)
+    raw = read_model_file(where, "a Tekken file")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(raw)
         config = data["config"]
         pattern = str(config["pattern"])
         specials = int(config["default_num_special_tokens"])
         size = int(config["default_vocab_size"]) - specials
         entries = data["vocab"][:size]
         ranks = {base64.b64decode(e["token_bytes"]): int(e["rank"]) for e in entries}
-    except FileNotFoundError as exc:
-        raise ModelError(where, "no such file") from exc
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         problem = f"not a Tekken tokenizer file ({type(exc).__name__}: {exc})"
         raise ModelError(where, problem) from exc
     name = Path(path).name
