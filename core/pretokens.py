@@ -147,17 +147,12 @@ def reach_after(text: str) -> i64:
 def sync_in(text: str, last: bool) -> i64:
     """The last (or first) offset i > 0 in text where a line break is followed by a letter:
     for the patterns above no piece holds both, so i is a cut whatever precedes it."""
-    i: i64 = text.rfind("\n") if last else _first_break(text, 0)
+    i: i64 = text.rfind("\n") if last else text.find("\n")
     while i >= 0:
         if i + 1 < len(text) and _LETTER.match(text, i + 1) is not None:
             return i + 1
-        i = text.rfind("\n", 0, i) if last else _first_break(text, i + 1)
+        i = text.rfind("\n", 0, i) if last else text.find("\n", i + 1)
     return -1
-
-
-def _first_break(text: str, start: i64) -> i64:
-    i: i64 = text.find("\n", start)
-    return i
 
 
 class PreTokenSegmenter(Segmenter):
@@ -173,20 +168,15 @@ class PreTokenSegmenter(Segmenter):
         pieces: list[str] = self.rx.findall(text)
         return pieces
 
-    def last_cut(self, text: str) -> i64:
-        pieces = self.split(text)
-        return _safe_prefix(pieces, text)[1]
-
     def take(self, block: str, final: bool) -> list[str]:
         pieces = self.split(block)
         if final:
             return pieces
-        keep, _ = _safe_prefix(pieces, block)
-        return pieces[:keep]
+        return pieces[: _safe_prefix(pieces, block)]
 
 
-def _safe_prefix(pieces: list[str], block: str) -> tuple[i64, i64]:
-    """How many leading pieces end at a cut that no text after block can move, and where."""
+def _safe_prefix(pieces: list[str], block: str) -> i64:
+    """How many leading pieces end at a cut that no text after block can move."""
     n: i64 = len(block)
     keep: i64 = len(pieces)
     end: i64 = n
@@ -194,5 +184,5 @@ def _safe_prefix(pieces: list[str], block: str) -> tuple[i64, i64]:
         keep -= 1
         end -= len(pieces[keep])
         if end + reach_after(block[end : end + 64]) <= n:
-            return keep, end
-    return 0, -1
+            return keep
+    return 0
