@@ -34,6 +34,7 @@ COMPILED_MODULES = [
     "pretokens",
     "bytelevel",
     "hfbytelevel",
+    "spacecuts",
     "hffamily",
     "model",
     "retokenize",

@@ -15,6 +15,7 @@ from mypy_extensions import i32, i64, u8
 from tokenline.core.family import Encoded, Family
 from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
 from tokenline.core.rope import TextRope
+from tokenline.core.spacecuts import SpaceCuts
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import Vocabulary
 
@@ -33,6 +34,8 @@ class HFFamily(Family):
     word_joins: vec[u8]
     # The added tokens, matched before anything else (None when windows are not used).
     matcher: UserMatcher | None
+    # Metaspace-splitting models: windows cut before plain spaces (None otherwise).
+    spaces: SpaceCuts | None
 
     def __init__(self, vocab: Vocabulary, tok: Any, inserted: vec[u8]) -> None:
         super().__init__(vocab)
@@ -46,6 +49,7 @@ class HFFamily(Family):
         self.rules = rules
         self.word_joins = vec[u8]()
         self.matcher = None
+        self.spaces = None
 
     def use_words(self, word_joins: vec[u8], matcher: UserMatcher) -> None:
         """Windows cut only where a word starts: each word of a WordPiece model is encoded
@@ -55,6 +59,18 @@ class HFFamily(Family):
         self.word_joins = word_joins
         self.matcher = matcher
         self.edge_reach = matcher.longest
+        self.keeps_joins = True
+        self.incremental = True
+        self.mode_note = "incremental"
+
+    def use_spaces(self, spaces: SpaceCuts) -> None:
+        """Windows cut before plain spaces (see spacecuts): a Metaspace model that splits
+        encodes each piece alone, so a window whose edges are such cuts of the new text is the
+        whole text's encoding there. A cut depends on the two characters before it, the space
+        and the one after it (edge_reach 3 keeps an edit from touching them unseen); no added
+        token of the models accepted holds a space, so none reaches across one."""
+        self.spaces = spaces
+        self.edge_reach = 3
         self.keeps_joins = True
         self.incremental = True
         self.mode_note = "incremental"
@@ -71,10 +87,17 @@ class HFFamily(Family):
         enc = self.tok.encode(text, add_special_tokens=False)
         ids: list[int] = enc.ids
         offsets: list[tuple[int, int]] = enc.offsets
+        lens = self.lengths(ids, offsets, len(text))
+        sp = self.spaces
+        if sp is not None:
+            return Encoded(ids, lens, sp.joins(text, ids, lens, self.inserted))
         joins = self.joins(ids) if self.keeps_joins else vec[u8]()
-        return Encoded(ids, self.lengths(ids, offsets, len(text)), joins)
+        return Encoded(ids, lens, joins)
 
     def lands_on(self, text: str, start: i64, target: i64) -> bool:
+        sp = self.spaces
+        if sp is not None:
+            return sp.cuts_at(text, target)
         um = self.matcher
         if um is None:
             return True

@@ -20,6 +20,7 @@ from tokenline.core.hffamily import HFFamily
 from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
 from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little
+from tokenline.core.spacecuts import SpaceCuts
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import (
     FLAG_BYTE,
@@ -64,6 +65,10 @@ def load_hf_json(text: str, path: str = "<json>") -> Model:
         hf = HFFamily(vocab, tok, inserted)
         if _words_are_independent(spec):
             hf.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
+        elif _splits_at_spaces(spec, tok):
+            hf.use_spaces(SpaceCuts(tok.normalizer, _metaspace_marker(spec)))
+        elif model_type in ("Unigram", "BPE") and _metaspace_marker(spec):
+            hf.mode_note = f"tokenizer.json models re-encode whole unless {NOT_SPACES}"
         elif why:
             hf.mode_note = f"tokenizer.json models re-encode whole unless {why}"
         family = hf
@@ -259,6 +264,110 @@ def _words_are_independent(spec: dict[str, Any]) -> bool:
             return False
     prefix = model.get("continuing_subword_prefix")
     return isinstance(prefix, str) and prefix != ""
+
+
+# Why a Metaspace file is not cut into windows at spaces (the end of "re-encode whole unless").
+NOT_SPACES = (
+    "Metaspace splits at spaces (split: true), after a normalizer of Unicode forms, case, "
+    "accents, precompiled rules, right strips and replacements without spaces, with added "
+    "tokens that hold no space"
+)
+# Normalizers that map each character (or grapheme) on its own and add no space before a space.
+LOCAL_NORMALIZERS = {
+    "NFC",
+    "NFD",
+    "NFKC",
+    "NFKD",
+    "Lowercase",
+    "StripAccents",
+    "Precompiled",
+    "Nmt",
+}
+# Replace patterns that only rewrite runs of spaces (which start at the first space of the run).
+SPACE_RUNS = {" {2,}", " +", "  +"}
+
+
+def _splits_at_spaces(spec: dict[str, Any], tok: Any) -> bool:
+    """Whether a Unigram or BPE file is encoded piece by piece from each space (see spacecuts):
+    Metaspace with split (alone, or after WhitespaceSplit with a marker before every word), a
+    normalizer that keeps a space a space and stops at it, a model without dropout, and added
+    tokens that hold no white space (so none reaches across a cut) and strip none."""
+    model = spec["model"]
+    if model.get("type") not in ("Unigram", "BPE") or model.get("dropout"):
+        return False
+    marker = _metaspace_marker(spec)
+    if not marker or marker.isspace() or not _metaspace_splits(spec.get("pre_tokenizer")):
+        return False
+    norm = spec.get("normalizer")
+    if norm is not None and not _local_normalizer(norm, marker):
+        return False
+    if tok.normalizer is not None and tok.normalizer.normalize_str("a b") != "a b":
+        return False
+    loose = ("lstrip", "rstrip", "single_word")
+    for a in spec.get("added_tokens") or []:
+        if not isinstance(a, dict) or any(a.get(key) for key in loose):
+            return False
+        content = a.get("content")
+        if not isinstance(content, str) or not content or marker in content:
+            return False
+        if any(c.isspace() for c in content):
+            return False
+    return True
+
+
+def _metaspace_splits(pre: Any) -> bool:
+    """Metaspace splitting at every marker, or WhitespaceSplit then a Metaspace that puts a
+    marker before every word."""
+    if not isinstance(pre, dict):
+        return False
+    if pre.get("type") == "Metaspace":
+        return bool(pre.get("split", True))
+    members = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
+    if not isinstance(members, list) or len(members) != 2:
+        return False
+    first, meta = members
+    return (
+        isinstance(first, dict)
+        and first.get("type") == "WhitespaceSplit"
+        and isinstance(meta, dict)
+        and meta.get("type") == "Metaspace"
+        and _prepends_always(meta)
+    )
+
+
+def _prepends_always(meta: dict[str, Any]) -> bool:
+    scheme = meta.get("prepend_scheme")
+    if scheme is None:
+        return bool(meta.get("add_prefix_space", True))
+    return bool(scheme == "always")
+
+
+def _local_normalizer(node: Any, marker: str) -> bool:
+    """Whether a normalizer (or every member of a sequence) is one spacecuts reasons about."""
+    if not isinstance(node, dict):
+        return False
+    kind = node.get("type")
+    if kind == "Sequence":
+        members = node.get("normalizers")
+        return isinstance(members, list) and all(_local_normalizer(m, marker) for m in members)
+    if kind in LOCAL_NORMALIZERS:
+        return True
+    if kind == "Strip":
+        return not node.get("strip_left", True)
+    if kind == "Replace":
+        pattern = node.get("pattern")
+        content = node.get("content")
+        if not isinstance(pattern, dict) or not isinstance(content, str):
+            return False
+        if "Regex" in pattern:
+            regex: Any = pattern["Regex"]
+            return bool(regex in SPACE_RUNS and content in (" ", marker))
+        literal = pattern.get("String")
+        if not isinstance(literal, str) or not literal or " " in literal:
+            return False
+        # A longer pattern could end a window in white space that only it makes.
+        return len(literal) == 1 or not any(c.isspace() or c == marker for c in content)
+    return False
 
 
 def _word_joins(vocab: Vocabulary, spec: dict[str, Any]) -> vec[u8]:

@@ -7,7 +7,9 @@ slice of Botchan plus a few synthetic sentences keeps each one well under a seco
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from tokenizers import (
 )
 from tokenizers import pre_tokenizers as pre
 
-from tests.core.modelkit import EXTRA_SENTENCES
+from tests.core.modelkit import CUSTOM_RULES, EXTRA_SENTENCES
 from tokenline.core import pretokens
 
 # A GPT-4 style pre-tokenizer pattern (run by a Split, then ByteLevel without its own regex), as
@@ -44,6 +46,19 @@ SYNTHETIC = [
 ]
 # WordPiece models Tokenline re-encodes in windows of whole words.
 WORD_WINDOWED = {"wp-lower-chinese", "wp-cased-accents"}
+# Metaspace models that split, re-encoded in windows cut before spaces.
+SPACE_WINDOWED = {
+    "meta-always-split",
+    "meta-first-split",
+    "meta-never-split",
+    "unigram",
+    "unigram-nfkc-lower-replace",
+    "unigram-t5",
+    "unigram-albert",
+    "unigram-wsplit-custom",
+    "unigram-first-nfkc",
+    "unigram-byte-fallback",
+}
 # Byte-level BPE files Tokenline edits piece by piece (the rest of CONFIGS re-encode whole), and
 # which of them take a piece found in the vocabulary as one token (BPE's ignore_merges, as Llama
 # 3's file does).
@@ -145,10 +160,10 @@ def wordpiece(lowercase: bool, strip_accents: bool | None, chinese: bool) -> tup
     return tok, trainer
 
 
-def unigram_metaspace(normalizer: Any) -> tuple[Tokenizer, Any]:
+def unigram_metaspace(normalizer: Any, pre_tokenizer: Any = None) -> tuple[Tokenizer, Any]:
     tok = Tokenizer(models.Unigram())
     tok.normalizer = normalizer
-    tok.pre_tokenizer = pre.Metaspace()
+    tok.pre_tokenizer = pre.Metaspace() if pre_tokenizer is None else pre_tokenizer
     tok.decoder = decoders.Metaspace()
     trainer = trainers.UnigramTrainer(
         vocab_size=400, special_tokens=["<unk>", *SPECIALS], unk_token="<unk>", show_progress=False
@@ -189,6 +204,79 @@ NORMALIZER_SEQUENCE = normalizers.Sequence(
     ]
 )
 
+# Rules beyond tests/core/modelkit.py's that end a character, or a grapheme, in white space or
+# remove it, as a charsmap may: a window must never end on one.
+SPACE_MAKING_RULES = [
+    ("\u00a4", "\u00a4 "),
+    ("q\u0301", "q "),
+    ("\u0600", " "),
+    ("\u00b6", ""),
+    ("k", "K"),
+]
+
+
+@cache
+def charsmap(rules: str) -> bytes:
+    """SentencePiece's precompiled normalization rules, for tokenizers' Precompiled normalizer:
+    "nmt_nfkc" (what T5, ALBERT and XLM-R files carry) or "custom" (modelkit's rules and
+    SPACE_MAKING_RULES), taken from a tiny model trained to carry them."""
+    import sentencepiece as spm
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    with tempfile.TemporaryDirectory() as tmp:
+        options: dict[str, Any] = {}
+        if rules == "custom":
+            tsv = Path(tmp) / "rules.tsv"
+            rows = [
+                " ".join(f"{ord(c):X}" for c in src) + "\t" + " ".join(f"{ord(c):X}" for c in dst)
+                for src, dst in [*CUSTOM_RULES, *SPACE_MAKING_RULES]
+            ]
+            tsv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+            options["normalization_rule_tsv"] = str(tsv)
+        else:
+            options["normalization_rule_name"] = rules
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(SYNTHETIC * 3),
+            model_prefix=str(Path(tmp) / "m"),
+            vocab_size=60,
+            model_type="char",
+            hard_vocab_limit=False,
+            minloglevel=2,
+            num_threads=1,
+            **options,
+        )
+        proto = pb.ModelProto()
+        proto.ParseFromString((Path(tmp) / "m.model").read_bytes())
+    blob: bytes = proto.normalizer_spec.precompiled_charsmap
+    return blob
+
+
+def t5_normalizer(runs_to: str) -> Any:
+    """T5's and XLM-R's: the precompiled NFKC rules, runs of spaces made one, right strip."""
+    return normalizers.Sequence(
+        [
+            normalizers.Precompiled(charsmap("nmt_nfkc")),
+            normalizers.Replace(Regex(" {2,}"), runs_to),
+            normalizers.Strip(left=False, right=True),
+        ]
+    )
+
+
+def albert_normalizer() -> Any:
+    """ALBERT's: quotes, NFKD, accents stripped, lower case, precompiled rules, space runs."""
+    return normalizers.Sequence(
+        [
+            normalizers.Replace("``", '"'),
+            normalizers.Replace("''", '"'),
+            normalizers.NFKD(),
+            normalizers.StripAccents(),
+            normalizers.Lowercase(),
+            normalizers.Precompiled(charsmap("nmt_nfkc")),
+            normalizers.Replace(Regex(" {2,}"), " "),
+        ]
+    )
+
+
 # name -> how to build its (untrained) tokenizer and trainer.
 CONFIGS: dict[str, Callable[[], tuple[Tokenizer, Any]]] = {
     "bl-gpt2": gpt2,
@@ -212,6 +300,16 @@ CONFIGS: dict[str, Callable[[], tuple[Tokenizer, Any]]] = {
     "wp-lower-strip-nochinese": lambda: wordpiece(True, True, False),
     "unigram": lambda: unigram_metaspace(None),
     "unigram-nfkc-lower-replace": lambda: unigram_metaspace(NORMALIZER_SEQUENCE),
+    "unigram-t5": lambda: unigram_metaspace(t5_normalizer("▁")),
+    "unigram-albert": lambda: unigram_metaspace(albert_normalizer()),
+    "unigram-wsplit-custom": lambda: unigram_metaspace(
+        normalizers.Precompiled(charsmap("custom")),
+        pre.Sequence([pre.WhitespaceSplit(), pre.Metaspace()]),
+    ),
+    "unigram-first-nfkc": lambda: unigram_metaspace(
+        normalizers.NFKC(), pre.Metaspace(prepend_scheme="first")
+    ),
+    "unigram-byte-fallback": lambda: unigram_metaspace(t5_normalizer(" ")),
     "unigram-nfc-prepend-strip": lambda: unigram_metaspace(
         normalizers.Sequence([normalizers.NFC(), normalizers.Strip(), normalizers.Prepend("▁")])
     ),
@@ -233,6 +331,8 @@ def train(name: str, out_dir: Path, botchan: str) -> Path:
     tok.save(str(path))
     if name == "llama-style":
         add_byte_fallback(path)
+    if name == "unigram-byte-fallback":
+        add_unigram_byte_fallback(path)
     if name in IGNORE_MERGES:
         add_whole_pieces(path)
     return path
@@ -271,6 +371,29 @@ def add_byte_fallback(path: Path) -> None:
         vocab[f"<0x{b:02X}>"] = top + b
     spec["model"]["byte_fallback"] = True
     spec["model"]["fuse_unk"] = True
+    path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+
+
+def add_unigram_byte_fallback(path: Path) -> None:
+    """Gives a Unigram tokenizer.json the 256 <0xXX> pieces and byte fallback, and drops its
+    rarest characters, so that some text falls back to bytes."""
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    model = spec["model"]
+    vocab: list[list[Any]] = model["vocab"]
+    unk = model["unk_id"]
+    kept = [p for i, p in enumerate(vocab) if i == unk or len(p[0]) > 1 or p[1] > -9.0]
+    kept += [[f"<0x{b:02X}>", 0.0] for b in range(256)]
+    model["vocab"] = kept
+    model["unk_id"] = kept.index(vocab[unk])
+    model["byte_fallback"] = True
+    ids = {piece: i for i, (piece, _) in enumerate(kept)}
+    top = len(kept)  # added tokens the model does not hold follow its ids
+    for added in spec["added_tokens"]:
+        if added["content"] in ids:
+            added["id"] = ids[added["content"]]
+        else:
+            added["id"] = top
+            top += 1
     path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
 
 

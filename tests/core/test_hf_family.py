@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from tests.core import hfkit
+from tests.core import hfkit, metaspacegen
 from tests.core.strategies import edit_ops, fragment
 from tokenline.core import (
     TOKEN_BYTE,
@@ -54,6 +54,14 @@ HF_EXTRA = [
     "Ａｂｃ ﬁ ½ ²",
     "İstanbul ǅ ß ΣΑΣ",
     "\u0301\u0301",
+    # Around spaces: Prepend characters, marks, white space a normalizer makes, the marker.
+    "\u0600 x \u0d4e y",
+    "e\u0301 b q\u0301 c \u00a4 d",
+    "a\u00a0 b\u3000 c\t d",
+    "\u2581 \u2581\u2581x \u2581",
+    "q\u200d b \u00a8 \u00b6 k",
+    "``quoted'' Ça  va   ",
+    "a\uff9e b a\U0001f3fd c \U0001f3fdx \u0e01\u0e33 d \u0301x \U0001f1fa\U0001f1f8 e",
 ]
 # GPT-2's table of printable stand-ins for bytes, reversed (written out independently of
 # tokenline.core.hfloader's).
@@ -181,6 +189,47 @@ def test_edits_on_prose(
     run_edits(judges[name], botchan[start : start + 2000], data)
 
 
+# -- generated Metaspace files: a fresh vocabulary per example -------------------------------
+
+# Normalizers and pre-tokenizers of generated files Tokenline must cut windows under (with no
+# added token holding the marker); the rest must re-encode whole.
+WINDOWED_NORMALIZERS = {"none", "nfkc-lower", "t5", "albert", "custom-rules"}
+WINDOWED_PRE = {"meta-always", "meta-first", "meta-never", "wsplit-meta"}
+
+
+@given(seed=st.integers(0, 10**9), text=hf_texts(), data=st.data())
+def test_generated_metaspace_files(
+    tmp_path_factory: pytest.TempPathFactory,
+    botchan: str,
+    seed: int,
+    text: str,
+    data: st.DataObject,
+) -> None:
+    """Unigram and BPE files with random pieces, scores and merges, under every normalizer and
+    Metaspace layout (metaspacegen): edits and selections match the library's encode, and the
+    files Tokenline should cut into windows are incremental."""
+    spec, cls = metaspacegen.generated(seed, botchan)
+    path = tmp_path_factory.mktemp("zoo") / "tokenizer.json"
+    path.write_text(spec, encoding="utf-8")
+    judge = Judge(f"zoo-{seed}", path)
+    _, norm, pre = cls.split("/")
+    windowed = (
+        norm in WINDOWED_NORMALIZERS
+        and pre in WINDOWED_PRE
+        and "\u2581" not in "".join(a["content"] for a in json.loads(spec)["added_tokens"])
+    )
+    assert judge.model.incremental == windowed, cls
+    run_edits(judge, text, data)
+
+
+def test_the_metaspace_generator_reaches_every_kind(botchan: str) -> None:
+    classes = [metaspacegen.generated(seed, botchan)[1].split("/") for seed in range(80)]
+    for i, kinds in enumerate(
+        (metaspacegen.MODELS, metaspacegen.NORMALIZERS, metaspacegen.PRE_TOKENIZERS)
+    ):
+        assert set(kinds) - {c[i] for c in classes} == set()
+
+
 # Word parts, and parts of the added tokens <tool>, </tool> and [CLS] that edits can join.
 SYLLABLES = ["un", "der", "stand", "ing", "the", "of", "x", "Ré", "中", "☃", "ab", "qu"]
 SYLLABLES += ["<", "</", "too", "tool", "l>", ">", "[", "[CL", "CLS", "S]", "]"]
@@ -244,10 +293,11 @@ def test_an_added_token_across_a_window_edge(judges: dict[str, Judge], name: str
         check_document(judge, doc, text[:start] + new + text[end:])
 
 
-@pytest.mark.parametrize("name", sorted(hfkit.WORD_WINDOWED))
+@pytest.mark.parametrize("name", sorted(hfkit.WORD_WINDOWED | hfkit.SPACE_WINDOWED))
 def test_word_windows_stay_small(judges: dict[str, Judge], botchan: str, name: str) -> None:
-    """A WordPiece model with independent words re-encodes a few words per edit, not the
-    whole text, and counts long selections from windows at their two ends."""
+    """A WordPiece model with independent words, or a Metaspace model that splits, re-encodes
+    a few words per edit, not the whole text, and counts long selections from windows at their
+    two ends."""
     judge = judges[name]
     text = botchan[:20_000]
     doc = Document(judge.model, text)
@@ -445,7 +495,7 @@ def test_unknown_patterns_and_prefix_spaces_re_encode_whole(
 def test_model_type_and_mode(judges: dict[str, Judge], name: str, kind: str) -> None:
     model = judges[name].model
     assert model.model_type == kind
-    if name in hfkit.WORD_WINDOWED or name in hfkit.PIECEWISE:
+    if name in hfkit.WORD_WINDOWED | hfkit.PIECEWISE | hfkit.SPACE_WINDOWED:
         assert model.incremental and model.mode_note == "incremental"
     else:
         assert not model.incremental and "re-encode whole" in model.mode_note

@@ -1,0 +1,142 @@
+"""Where a Metaspace-splitting tokenizer.json model may cut windows: before a plain space.
+
+Metaspace with `split` turns each space into "▁" and starts a piece there; the model (Unigram or
+BPE) encodes each piece alone. A window of the original text encodes as the whole text does when
+its normalization, too, stops at its edges. Before a space that follows a "plain" character it
+does, for the normalizers `hfloader` accepts (Unicode forms, case, accents, SentencePiece's
+precompiled rules, right strips, runs of spaces, replacements without spaces):
+
+- a space starts a grapheme unless the character before it is a Prepend one (the precompiled
+  rules rewrite whole graphemes), and is one alone unless a mark or the like follows it, and
+  nothing rewrites a space across characters before it;
+- a plain character is not a mark, format or Prepend character, nor white space, and neither is
+  the last character it normalizes to, so it ends its own grapheme (or one too long for the
+  precompiled rules' whole-grapheme lookup), no right strip or run of spaces reaches past it, and
+  it normalizes as it does alone: the normalizer itself, run on it once, tells.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any, Final
+
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64, u8
+
+from tokenline.core.family import JOIN_EDGE
+
+# Grapheme_Cluster_Break=Prepend (Unicode 14 to 16): such a character joins the next into one
+# grapheme, even a space.
+PREPEND: Final = frozenset(
+    [
+        *range(0x600, 0x606),
+        0x6DD,
+        0x70F,
+        0x890,
+        0x891,
+        0x8E2,
+        0xD4E,
+        0x110BD,
+        0x110CD,
+        0x111C2,
+        0x111C3,
+        0x113D1,
+        0x1193F,
+        0x11941,
+        0x11A3A,
+        *range(0x11A84, 0x11A8A),
+        0x11D46,
+        0x11F02,
+    ]
+)
+# Characters outside the categories below that continue a grapheme (Extend, SpacingMark).
+EXTENDING: Final = frozenset([0xE33, 0xEB3, 0xFF9E, 0xFF9F, *range(0x1F3FB, 0x1F400)])
+# White space to Rust's char::is_whitespace beyond Python's str.isspace (which has all of these
+# but the first; both are unioned).
+RUST_SPACE: Final = frozenset([0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
+# Categories of characters that may continue a grapheme, or that a newer Unicode may give a
+# grapheme property this Python does not know (unassigned, private use).
+NOT_PLAIN: Final = frozenset(["Mn", "Mc", "Me", "Cf", "Cn", "Co", "Cs", "Zl", "Zp"])
+
+
+class SpaceCuts:
+    """The cut test and join flags of windows cut before plain spaces."""
+
+    # The file's normalizer (a tokenizers Normalizer), or None.
+    normalizer: Any
+    marker: str
+    # Per character code: 1 plain, 0 not (found on first sight with the normalizer).
+    known: dict[i64, u8]
+
+    def __init__(self, normalizer: Any, marker: str) -> None:
+        self.normalizer = normalizer
+        self.marker = marker
+        self.known = {}
+
+    def cuts_at(self, text: str, p: i64) -> bool:
+        """Whether a window may start at text[p], a space after a plain character that does not
+        follow a Prepend one, and before a character that starts a grapheme (reads text[p - 2]
+        to text[p + 1], those of them that text holds)."""
+        n: i64 = len(text)
+        if p < 1 or p >= n or text[p] != " ":
+            return False
+        if not self.plain(text[p - 1]):
+            return False
+        if p >= 2 and ord(text[p - 2]) in PREPEND:
+            return False
+        return p + 1 >= n or not _extends(text[p + 1])
+
+    def plain(self, c: str) -> bool:
+        code: i64 = ord(c)
+        got = self.known.get(code)
+        if got is not None:
+            return got != 0
+        ok: bool = self._plain(c)
+        self.known[code] = u8(1) if ok else u8(0)
+        return ok
+
+    def _plain(self, c: str) -> bool:
+        if _blank(c) or c == self.marker or ord(c) in PREPEND or _extends(c):
+            return False
+        out: str = c
+        if self.normalizer is not None:
+            # Followed by a letter, so that a right strip cannot hide white space it ends in.
+            tail = str(self.normalizer.normalize_str("a"))
+            out = str(self.normalizer.normalize_str(c + "a"))
+            if not out.endswith(tail):
+                return False
+            out = out[: len(out) - len(tail)]
+        if out == "":
+            return False
+        last: str = out[len(out) - 1]
+        return not _blank(last) and last != self.marker and ord(last) not in PREPEND
+
+    def joins(self, text: str, ids: list[int], lens: vec[i32], inserted: vec[u8]) -> vec[u8]:
+        """Per token of text: 0 where a window may start, else JOIN_EDGE. A window may start at
+        the first token, and at the first token at a cut that holds a character or is an
+        inserted marker (Metaspace's "▁" that yields its character to the token after it); a
+        byte of a character split into several never starts one."""
+        m: i64 = len(lens)
+        out = vec[u8](capacity=m)
+        pos: i64 = 0
+        prev: i64 = -1
+        i: i64 = 0
+        while i < m:
+            ln: i64 = i64(lens[i])
+            free: bool = i == 0 or (
+                prev < pos and (ln > 0 or inserted[ids[i]] != 0) and self.cuts_at(text, pos)
+            )
+            out = append(out, u8(0) if free else u8(JOIN_EDGE))
+            prev = pos
+            pos += ln
+            i += 1
+        return out
+
+
+def _extends(c: str) -> bool:
+    """Whether c may continue a grapheme (or a newer Unicode may say so)."""
+    return ord(c) in EXTENDING or unicodedata.category(c) in NOT_PLAIN
+
+
+def _blank(c: str) -> bool:
+    return c.isspace() or ord(c) in RUST_SPACE
