@@ -36,6 +36,12 @@ class HFFamily(Family):
     matcher: UserMatcher | None
     # Metaspace-splitting models: windows cut before plain spaces (None otherwise).
     spaces: SpaceCuts | None
+    # What a piece writes for a space (Metaspace's "▁"), and the prefix of a piece that continues
+    # a word (WordPiece's "##"); "" when the file has none. Only token_bytes reads them.
+    marker: str
+    word_prefix: str
+    # Ids of the file's added tokens (their pieces are the text as written).
+    added: set[int]
 
     def __init__(self, vocab: Vocabulary, tok: Any, inserted: vec[u8]) -> None:
         super().__init__(vocab)
@@ -50,6 +56,9 @@ class HFFamily(Family):
         self.word_joins = vec[u8]()
         self.matcher = None
         self.spaces = None
+        self.marker = ""
+        self.word_prefix = ""
+        self.added = set()
 
     def use_words(self, word_joins: vec[u8], matcher: UserMatcher) -> None:
         """Windows cut only where a word starts: each word of a WordPiece model is encoded
@@ -93,6 +102,19 @@ class HFFamily(Family):
             return Encoded(ids, lens, sp.joins(text, ids, lens, self.inserted))
         joins = self.joins(ids) if self.keeps_joins else vec[u8]()
         return Encoded(ids, lens, joins)
+
+    def token_bytes(self, token_id: i64) -> bytes:
+        """A byte-fallback piece (<0xE4>) is that byte; other pieces are their text with the
+        marker as a space and without the word-continuation prefix (added tokens as written)."""
+        piece = self.vocab.piece(token_id)
+        if self.vocab.is_byte(token_id) and len(piece) == 6 and piece.startswith("<0x"):
+            return bytes([int(piece[3:5], 16)])
+        if int(token_id) not in self.added:
+            if self.word_prefix != "" and piece.startswith(self.word_prefix):
+                piece = piece[len(self.word_prefix) :]
+            if self.marker != "":
+                piece = piece.replace(self.marker, " ")
+        return piece.encode("utf-8")
 
     def lands_on(self, text: str, start: i64, target: i64) -> bool:
         sp = self.spaces

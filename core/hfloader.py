@@ -63,6 +63,10 @@ def load_hf_json(text: str, path: str = "<json>") -> Model:
         family = _byte_level_family(tok, spec, vocab, pattern)
     else:
         hf = HFFamily(vocab, tok, inserted)
+        hf.marker = _metaspace_marker(spec) or _replaced_space(spec)
+        prefix = spec["model"].get("continuing_subword_prefix")
+        hf.word_prefix = prefix if spec["model"]["type"] == "WordPiece" and prefix else ""
+        hf.added = set(tok.get_added_tokens_decoder())
         if _words_are_independent(spec):
             hf.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
         elif _splits_at_spaces(spec, tok):
@@ -408,6 +412,24 @@ def _metaspace_marker(spec: dict[str, Any]) -> str:
             replacement = n.get("replacement", "\u2581")
             return replacement if isinstance(replacement, str) else "\u2581"
     return ""
+
+
+def _replaced_space(spec: dict[str, Any]) -> str:
+    """What a normalizer writes for a space (Llama 2 style: Replace " " by "▁"), else ""."""
+    found: list[str] = []
+
+    def visit(node: Any) -> None:
+        if not isinstance(node, dict):
+            return
+        if node.get("type") == "Replace" and node.get("pattern") == {"String": " "}:
+            content = node.get("content")
+            if isinstance(content, str) and len(content) == 1:
+                found.append(content)
+        for child in node.get("normalizers") or []:
+            visit(child)
+
+    visit(spec.get("normalizer"))
+    return found[0] if found else ""
 
 
 @cache

@@ -33,6 +33,7 @@ from tokenline.core import (
     pretokens,
 )
 from tokenline.core.hfbytelevel import HFByteLevelFamily
+from tokenline.core.hfloader import load_hf_json
 from tokenline.core.resolve import is_hf_json, is_repo_id
 
 PIECEWISE = sorted(hfkit.PIECEWISE)
@@ -220,6 +221,39 @@ def test_generated_metaspace_files(
     )
     assert judge.model.incremental == windowed, cls
     run_edits(judge, text, data)
+
+
+# Characters that test where a Metaspace window may start: white space of every kind, marks and
+# characters that continue graphemes, Prepend ones, ones the rules in hfkit rewrite.
+NEAR_SPACES = [" ", "  ", "a", "x", "k", "q", "\u00a4", "\u00b6", "\u00a8", "\u0600", "\u0301"]
+NEAR_SPACES += ["\u00a0", "\u3000", "\t", "\n", "\u2581", "\uff9e", "\U0001f3fd", "\u0130"]
+NEAR_SPACES += ["\u00df", "``", "''", "\u4e2d", "\u200d", "\u0e33", "\U0001f1fa", "<tool>"]
+near_spaces = st.lists(st.sampled_from(NEAR_SPACES), max_size=40).map("".join)
+
+
+@given(seed=st.integers(0, 10**9), text=near_spaces, data=st.data())
+def test_a_cut_at_a_space_splits_the_encoding(
+    judges: dict[str, Judge], botchan: str, seed: int, text: str, data: st.DataObject
+) -> None:
+    """The premise of windows cut at spaces, for the trained files and a generated one: at
+    every place SpaceCuts allows, the library's encode of the text is its encode of the two
+    sides, each alone."""
+    spec, _ = metaspacegen.generated(seed, botchan)
+    refs = [Tokenizer.from_str(spec)]
+    cuts = [load_hf_json(spec).family]
+    name = data.draw(st.sampled_from(sorted(hfkit.SPACE_WINDOWED)), label="trained")
+    refs.append(judges[name].ref)
+    cuts.append(judges[name].model.family)
+    for ref, family in zip(refs, cuts, strict=True):
+        spaces = getattr(family, "spaces", None)
+        if spaces is None:
+            continue
+        whole = ref.encode(text, add_special_tokens=False).ids
+        for p in range(len(text)):
+            if spaces.cuts_at(text, p):
+                left = ref.encode(text[:p], add_special_tokens=False).ids
+                right = ref.encode(text[p:], add_special_tokens=False).ids
+                assert whole == left + right, (p, text)
 
 
 def test_the_metaspace_generator_reaches_every_kind(botchan: str) -> None:
@@ -704,3 +738,24 @@ def test_cut_files_never_crash(hf_paths: dict[str, Path], tmp_path: Path) -> Non
         with pytest.raises(ModelError) as caught:
             load_model(path)
         assert caught.value.path == str(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        # Metaspace's marker is a space (the prepended one too), fallback bytes are bytes.
+        ("unigram-byte-fallback", "Hello wörld ¤", " Hello wörld ¤"),
+        ("llama-style", "Hello wörld ¤", " Hello wörld ¤"),
+        # WordPiece's "##" is not text: the pieces of a word join without it.
+        ("wp-lower-chinese", "Unaffable understanding", "unaffableunderstanding"),
+    ],
+)
+def test_token_bytes_are_the_text(
+    judges: dict[str, Judge], name: str, text: str, expected: str
+) -> None:
+    judge = judges[name]
+    ids = judge.ids(text)
+    if name == "unigram-byte-fallback":
+        assert any(judge.model.family.vocab.is_byte(i) for i in ids)  # "¤" falls back
+    joined = b"".join(judge.model.family.token_bytes(i) for i in ids)
+    assert joined == expected.encode("utf-8")
