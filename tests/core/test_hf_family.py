@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -759,3 +760,71 @@ def test_token_bytes_are_the_text(
         assert any(judge.model.family.vocab.is_byte(i) for i in ids)  # "¤" falls back
     joined = b"".join(judge.model.family.token_bytes(i) for i in ids)
     assert joined == expected.encode("utf-8")
+
+
+def _strip(left: bool) -> dict[str, Any]:
+    return {"type": "Strip", "strip_left": left, "strip_right": True}
+
+
+def _replace(kind: str, pattern: str, content: str) -> dict[str, Any]:
+    return {"type": "Replace", "pattern": {kind: pattern}, "content": content}
+
+
+def _added(content: str, **loose: bool) -> dict[str, Any]:
+    fields = {"single_word": False, "lstrip": False, "rstrip": False, **loose}
+    return {"id": 999, "content": content, "normalized": True, "special": False, **fields}
+
+
+@pytest.mark.parametrize(
+    ("change", "windowed"),
+    [
+        ({"normalizer": _strip(left=False)}, True),
+        ({"normalizer": _replace("String", "``", '"')}, True),
+        ({"normalizer": _replace("Regex", " {2,}", "\u2581")}, True),
+        ({"added_tokens": [_added("<tool>")]}, True),
+        # A left strip, or a replacement of spaces, changes what a window starting at a space is.
+        ({"normalizer": _strip(left=True)}, False),
+        ({"normalizer": _replace("String", " ", "\u2581")}, False),
+        ({"normalizer": _replace("String", "a ", "b")}, False),
+        ({"normalizer": _replace("String", "ab", "  ")}, False),
+        ({"normalizer": _replace("Regex", "\\s+", " ")}, False),
+        ({"normalizer": {"type": "Prepend", "prepend": "\u2581"}}, False),
+        (
+            {
+                "normalizer": {
+                    "type": "BertNormalizer",
+                    "clean_text": True,
+                    "handle_chinese_chars": True,
+                    "strip_accents": None,
+                    "lowercase": True,
+                }
+            },
+            False,
+        ),
+        # Added tokens that hold a space or strip one reach across a cut.
+        ({"added_tokens": [_added("a b")]}, False),
+        ({"added_tokens": [_added("<tool>", lstrip=True)]}, False),
+        (
+            {
+                "pre_tokenizer": {
+                    "type": "Metaspace",
+                    "replacement": "\u2581",
+                    "prepend_scheme": "always",
+                    "split": False,
+                }
+            },
+            False,
+        ),
+    ],
+)
+def test_which_metaspace_files_get_windows_at_spaces(
+    hf_paths: dict[str, Path], change: dict[str, Any], windowed: bool
+) -> None:
+    spec = json.loads(hf_paths["unigram"].read_text(encoding="utf-8"))
+    spec.update(change)
+    if "added_tokens" in change:
+        spec["added_tokens"][0]["id"] = len(spec["model"]["vocab"])
+    model = load_hf_json(json.dumps(spec))
+    assert model.incremental == windowed
+    if not windowed:
+        assert "Metaspace splits at spaces" in model.mode_note
