@@ -74,6 +74,10 @@ class Family:
     # How far past a place the initial segmentation reads to decide a cut there (0: it never
     # depends on what follows, so every token boundary is a cut).
     edge_reach: i64
+    # Whether a window edge at a token that may start one (JOIN_EDGE clear) holds when it is a
+    # cut of the new text alone (`lands_on`), its tokens not compared with the old ones: for
+    # families whose text encodes as its pieces between cuts, each alone.
+    cut_edges: bool
     # Where the normalized text splits into independently tokenized segments (None: nowhere
     # known), and their tokens, shared by every document of the model.
     segmenter: Segmenter | None
@@ -104,6 +108,7 @@ class Family:
         self.mode_note = "incremental"
         self.keeps_joins = False
         self.edge_reach = 0
+        self.cut_edges = False
         self.segmenter = None
         self.cache = SegmentCache()
         self.pretokens = False

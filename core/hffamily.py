@@ -77,9 +77,12 @@ class HFFamily(Family):
         encodes each piece alone, so a window whose edges are such cuts of the new text is the
         whole text's encoding there. A cut depends on the two characters before it, the space
         and the one after it (edge_reach 3 keeps an edit from touching them unseen); no added
-        token of the models accepted holds a space, so none reaches across one."""
+        token of the models accepted holds a space, so none reaches across one. Such cuts
+        prove a window's edges alone, so a long piece is encoded once, not until a window
+        reaches past the pieces either side of it."""
         self.spaces = spaces
         self.edge_reach = 3
+        self.cut_edges = True
         self.keeps_joins = True
         self.incremental = True
         self.mode_note = "incremental"

@@ -485,9 +485,13 @@ class Retokenizer:
             else:
                 text = w.head + self.norm.slice(a, b) + w.tail
                 found = self._tokens(text, True)
-                ok_l = ok_l or (near.left_edge_holds(found, wl) and self._cut_before(w, a))
+                by_cuts: bool = self.family.cut_edges
+                ok_l = ok_l or (
+                    (by_cuts or near.left_edge_holds(found, wl)) and self._cut_before(w, a)
+                )
                 ok_r = ok_r or (
-                    near.right_edge_holds(found, wr) and self._cut_after(text, b, found)
+                    (by_cuts or near.right_edge_holds(found, wr))
+                    and self._cut_after(text, b, found)
                 )
             if ok_l and ok_r and found is not None:
                 w.wl = wl

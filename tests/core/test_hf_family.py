@@ -828,3 +828,23 @@ def test_which_metaspace_files_get_windows_at_spaces(
     assert model.incremental == windowed
     if not windowed:
         assert "Metaspace splits at spaces" in model.mode_note
+
+
+@pytest.mark.parametrize("name", ["unigram-t5", "meta-always-split"])
+def test_an_edit_in_a_long_metaspace_piece_encodes_it_once(
+    judges: dict[str, Judge], name: str
+) -> None:
+    """A piece with no space in it is encoded whole, once per edit: its cuts prove the window,
+    which no longer grows until it holds the pieces either side (that encoded it ~15 times)."""
+    judge = judges[name]
+    rng = random.Random(7)
+    piece = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(20_000))
+    text = "some words before " + piece + " and after it"
+    doc = Document(judge.model, text)
+    engine = doc.engine
+    for at in (10_000, 18, 20_017):
+        before = engine.encoded_chars
+        doc.edit(at, at + 1, "Q")
+        text = text[:at] + "Q" + text[at + 1 :]
+        check_document(judge, doc, text)
+        assert engine.encoded_chars - before < 20_100
