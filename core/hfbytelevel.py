@@ -125,6 +125,14 @@ class HFByteLevelFamily(ByteLevelFamily):
         # tokens are not that.
         self.lazy_cuts = False
 
+    def run_continues(self, before: str, new: str, after: str) -> bool:
+        """As for tiktoken's encodings, for ASCII letters only: there the library's regex
+        engine and Python's agree on every class the patterns test (not so for all of
+        Unicode, whose versions differ between them)."""
+        if not (before.isascii() and new.isascii() and after.isascii()):
+            return False
+        return super().run_continues(before, new, after)
+
     def clean(self, text: str) -> bool:
         for first, contents in self.by_first.items():
             if first in text:

@@ -19,7 +19,7 @@ from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPieces
 from tokenline.core.hffamily import HFFamily
 from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
-from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little
+from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little, run_kind
 from tokenline.core.spacecuts import SpaceCuts
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import (
@@ -173,7 +173,9 @@ def _byte_level_family(tok: Any, spec: dict[str, Any], vocab: Vocabulary, patter
         added.append(1 if i in added_ids else 0)
     coder = HFCoder(tok, plain, ignore, table, by_id)
     pieces = LibraryPieces(pattern, tok.pre_tokenizer)
-    return HFByteLevelFamily(vocab, coder, pieces, vec[u8](added))
+    family = HFByteLevelFamily(vocab, coder, pieces, vec[u8](added))
+    family.use_runs(run_kind(pattern))
+    return family
 
 
 def _parse(text: str, path: str) -> dict[str, Any]:

@@ -409,12 +409,18 @@ def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
     text = "x = " + "".join(rng.choice("abcdefgh") for _ in range(20_000)) + "\n"
     doc = Document(judge.model, text)
     before = doc.engine.encoded_chars
+    scanned = doc.engine.scanned_chars
     for at in (5_000, 12_345, 19_990):
         doc.edit(at, at + 1, "q")
         text = text[:at] + "q" + text[at + 1 :]
     check_document(judge, doc, text)
-    # Three windows of a few tokens each, not three BPEs of the 20,000-character piece.
+    # Three windows of a few tokens each, not three BPEs of the 20,000-character piece; ASCII
+    # letters into ASCII letters keep the piece one piece, so it is not even cut again.
     assert doc.engine.encoded_chars - before < 300
+    assert doc.engine.scanned_chars - scanned < 300
+    doc.edit(10_000, 10_000, "é")  # not ASCII: the piece is cut again to prove it
+    check_document(judge, doc, text[:10_000] + "é" + text[10_000:])
+    assert doc.engine.scanned_chars - scanned > 10_000
 
 
 def merged_differently(judge: Judge) -> list[str]:
