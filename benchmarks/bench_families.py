@@ -1,10 +1,15 @@
-"""Benchmark of the byte-level family (tiktoken encodings, Tekken) beside the reference library.
+"""Benchmark of tiktoken encodings, Tekken and tokenizer.json files beside their own libraries.
 
 For each model: the per-edit latency (a random token loses a character and the rest is shuffled,
 as in bench_core) at 10 KB, 1 MB and 10 MB of English prose, beside the reference's full encode
-of the same text; an edit inside one 1 MB pre-token (a line of base64, where tiktoken's BPE of
-the piece is the whole cost); and opening a document beside one full encode. Medians over many
-runs, ratios taken in the same run (the machines are shared and noisy).
+of the same text; an edit inside one 1 MB pre-token (a run of letters, where the library's BPE
+of the piece is the whole cost); and opening a document beside one full encode. Medians over
+many runs, ratios taken in the same run (the machines are shared and noisy).
+
+Models are tiktoken names, Tekken files, or `hf:<layout>`: a tokenizer.json trained at the start
+of the run (see trained_models: no real one is at hand offline), against the `tokenizers`
+library's own encode. A model Tokenline re-encodes whole on every edit gets fewer edits: each
+series of edits stops after `--budget` seconds.
 
     TIKTOKEN_CACHE_DIR=... python benchmarks/bench_families.py [--quick] [--models o200k_base,...]
 """
@@ -17,24 +22,60 @@ import random
 import statistics
 import string
 import sys
+import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import trained_models
 from bench_core import time_once as timed
 from bench_core import token_edit
 from bench_open import repeat_to
 
-from tokenline.core import COMPILED, Document, load_model
+from tokenline.core import COMPILED, Document, Model, load_model
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared"
 CORPUS = SHARED / "corpora" / "botchan.txt"
-DEFAULT_MODELS = f"o200k_base,cl100k_base,{SHARED / 'models' / 'tekken_240911.json'}"
+DEFAULT_MODELS = ",".join(
+    [
+        "o200k_base",
+        "cl100k_base",
+        str(SHARED / "models" / "tekken_240911.json"),
+        *(f"hf:{name}" for name in trained_models.LAYOUTS),
+    ]
+)
 TARGETS = {"median_us": 30.0, "flatness": 1.5, "speedup_1mb": 1000.0, "blob_ms": 1.0, "open": 1.3}
+# Edits timed at least, however long they take (a model re-encoded whole on every edit).
+MIN_EDITS = 5
+# A 1 MB pre-token whose reference encode takes longer than this is not edited (noted instead).
+BLOB_CAP_S = 60.0
 
 
-def edits_us(doc: Document, rng: random.Random, n: int) -> list[float]:
-    out = []
+def reference(model: Model) -> Callable[[str], object]:
+    """The reference library's own encode of a whole text: for a tokenizer.json, a Tokenizer the
+    `tokenizers` library loads from the file (encode without special tokens); otherwise
+    Model.encode, which is tiktoken's encode_ordinary (Tekken's ids shifted past its special
+    tokens, as mistral-common does)."""
+    if model.model_type.endswith("(tokenizer.json)"):
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(model.path)
+        return lambda text: tok.encode(text, add_special_tokens=False)
+    return model.encode
+
+
+def mode(model: Model) -> str:
+    return "incremental" if model.incremental else "full re-encode"
+
+
+def edits_us(doc: Document, rng: random.Random, n: int, budget_s: float) -> list[float]:
+    """n edits' times in µs, or fewer once budget_s has passed (but at least MIN_EDITS)."""
+    out: list[float] = []
+    stop = time.perf_counter() + budget_s
     for _ in range(n):
+        if len(out) >= MIN_EDITS and time.perf_counter() > stop:
+            break
         start, end, new = token_edit(doc, rng)
         old = doc.slice(start, end)
         out.append(timed(doc.edit, start, end, new) * 1e6)
@@ -47,26 +88,33 @@ def _prepare_all(doc: Document) -> None:
         pass
 
 
-def size_row(spec: str, prose: str, size: int, edits: int, runs: int) -> dict:
+def size_row(spec: str, prose: str, size: int, edits: int, runs: int, budget_s: float) -> dict:
     model = load_model(spec)
+    encode = reference(model)
     text = repeat_to(prose, size)
     opens, fulls = [], []
     for _ in range(runs):  # interleaved, so that load changes hit both alike
         opens.append(timed(Document, model, text))
-        fulls.append(timed(model.encode, text))
+        fulls.append(timed(encode, text))
     # Edits right after opening, each in a part of the document no edit has touched yet: they
-    # also find where pieces start there (what opening deferred).
-    cold = edits_us(Document(model, text), random.Random(size + 1), min(edits, 300))
+    # also find where pieces start there (what opening deferred). A model re-encoded whole has
+    # nothing deferred: its first edits are its edits.
+    cold = None
+    if model.incremental:
+        first = Document(model, text)
+        cold = edits_us(first, random.Random(size + 1), min(edits, 300), budget_s)
     doc = Document(model, text)
     prepare = timed(_prepare_all, doc)  # what an editor does in idle time after opening
-    lat = edits_us(doc, random.Random(size), edits)
+    lat = edits_us(doc, random.Random(size), edits, budget_s)
     assert doc.ids() == model.encode(doc.text), "benchmark edits left the document inexact"
     full = statistics.median(fulls)
     return {
-        "cold_median_us": statistics.median(cold),
+        "cold_median_us": statistics.median(cold) if cold else None,
         "prepare_ms": prepare * 1e3,
         "model": model.name,
+        "mode": mode(model),
         "size": size,
+        "edits": len(lat),
         "median_us": statistics.median(lat),
         "p99_us": sorted(lat)[int(0.99 * (len(lat) - 1))],
         "full_ms": full * 1e3,
@@ -75,58 +123,90 @@ def size_row(spec: str, prose: str, size: int, edits: int, runs: int) -> dict:
     }
 
 
-def blob_row(spec: str, edits: int) -> dict:
+def blob_row(spec: str, edits: int, budget_s: float) -> dict:
     """Edits inside one 1 MB pre-token: a run of lower-case letters (base64 would not do: its
-    digits and signs cut it into short pieces)."""
+    digits and signs cut it into short pieces). For WordPiece that is one word, longer than any
+    it splits ([UNK]); for Unigram after Metaspace, one piece."""
     model = load_model(spec)
     rng = random.Random(7)
     blob = "".join(rng.choice(string.ascii_lowercase) for _ in range(1_000_000))
     text = f"data = '{blob}'\n"
+    row: dict = {"model": model.name, "mode": mode(model)}
+    full = timed(reference(model), text)
+    row["full_ms"] = full * 1e3
+    if full > BLOB_CAP_S:
+        row["skipped"] = f"the reference's encode took {full:.0f} s"
+        return row
     first = Document(model, text)
     cold = timed(first.edit, 500_000, 500_001, "q")  # right after opening: finds piece starts
     doc = Document(model, text)
     _prepare_all(doc)
-    full = timed(lambda: model.encode(doc.text))
-    lat = []
+    lat: list[float] = []
+    stop = time.perf_counter() + budget_s
     for _ in range(edits):
+        if len(lat) >= MIN_EDITS and time.perf_counter() > stop:
+            break
         at = rng.randrange(10, len(blob))
         new = rng.choice(string.ascii_lowercase)
         old = doc.slice(at, at + 1)
         lat.append(timed(doc.edit, at, at + 1, new) * 1e3)
         doc.edit(at, at + 1, old)
     assert doc.ids() == model.encode(doc.text)
-    return {
-        "model": model.name,
-        "blob_ms": statistics.median(lat),
-        "first_ms": cold * 1e3,
-        "full_ms": full * 1e3,
-    }
+    row.update(blob_ms=statistics.median(lat), edits=len(lat), first_ms=cold * 1e3)
+    return row
+
+
+def _us(value: float | None) -> str:
+    """A time in µs as the tables show it (in ms from 1 ms up, "—" for none)."""
+    if value is None:
+        return "—"
+    if value < 1e3:
+        return f"{value:.1f} µs"
+    return f"{value / 1e3:.2f} ms" if value < 1e4 else f"{value / 1e3:,.0f} ms"
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:,.0f}×" if ratio >= 10 else f"{ratio:.2f}×"
 
 
 def report(rows: list[dict], blobs: list[dict]) -> str:
     lines = [
-        "| model | size | edit median | p99 | full encode | speed-up | open / encode |"
-        " idle prepare | first edits in untouched parts |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| model | mode | size | edits | edit median | p99 | full encode | speed-up |"
+        " open / encode | idle prepare | first edits in untouched parts |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
-            f"| {r['model']} | {r['size'] // 1000:,} KB | {r['median_us']:.1f} µs | "
-            f"{r['p99_us']:.0f} µs | {r['full_ms']:.1f} ms | {r['speedup']:,.0f}× | "
-            f"{r['open_ratio']:.2f}× | {r['prepare_ms']:.0f} ms | {r['cold_median_us']:.0f} µs |"
+            f"| {r['model']} | {r['mode']} | {r['size'] // 1000:,} KB | {r['edits']:,} |"
+            f" {_us(r['median_us'])} | {_us(r['p99_us'])} | {r['full_ms']:,.1f} ms |"
+            f" {_times(r['speedup'])} | {r['open_ratio']:.2f}× | {r['prepare_ms']:.0f} ms |"
+            f" {_us(r['cold_median_us'])} |"
         )
     lines += [
         "",
-        "| model | edit inside a 1 MB pre-token | first edit there, right after opening |"
+        "| model | edit inside a 1 MB pre-token | edits | first edit there, right after opening |"
         " full encode |",
-        "| --- | --- | --- | --- |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
     for b in blobs:
+        if "skipped" in b:
+            lines.append(f"| {b['model']} | not measured: {b['skipped']} | | | |")
+            continue
         lines.append(
-            f"| {b['model']} | {b['blob_ms'] * 1e3:.0f} µs | {b['first_ms']:.1f} ms |"
-            f" {b['full_ms']:.0f} ms |"
+            f"| {b['model']} | {_us(b['blob_ms'] * 1e3)} | {b['edits']} |"
+            f" {b['first_ms']:.1f} ms | {b['full_ms']:,.0f} ms |"
         )
     return "\n".join(lines)
+
+
+def resolve(spec: str, trained: Path) -> str:
+    """A model spec load_model takes: `hf:<layout>` is trained into `trained` first."""
+    if not spec.startswith("hf:"):
+        return spec
+    name = spec[len("hf:") :]
+    if name not in trained_models.LAYOUTS:
+        raise SystemExit(f"unknown layout {name!r} (known: {', '.join(trained_models.LAYOUTS)})")
+    return str(trained_models.train(name, CORPUS, trained))
 
 
 def main() -> int:
@@ -134,22 +214,35 @@ def main() -> int:
     parser.add_argument("--models", default=DEFAULT_MODELS)
     parser.add_argument("--out", default=str(HERE / "results"))
     parser.add_argument("--quick", action="store_true", help="10 KB and 1 MB, fewer runs")
+    parser.add_argument(
+        "--budget", type=float, default=60.0, help="seconds per series of edits (at least 5)"
+    )
     args = parser.parse_args()
     prose = CORPUS.read_text(encoding="utf-8")
     sizes = [10_000, 1_000_000] if args.quick else [10_000, 1_000_000, 10_000_000]
     edits, runs = (300, 3) if args.quick else (2000, 5)
-    rows, blobs = [], []
-    for spec in args.models.split(","):
-        for size in sizes:
-            rows.append(size_row(spec, prose, size, edits, runs if size < 5_000_000 else 3))
-            print(json.dumps(rows[-1]), file=sys.stderr)
-        blobs.append(blob_row(spec, 20 if args.quick else 50))
-        print(json.dumps(blobs[-1]), file=sys.stderr)
+    rows, blobs, modes = [], [], []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-families-") as trained:
+        for spec in args.models.split(","):
+            path = resolve(spec, Path(trained))
+            model = load_model(path)
+            modes.append(f"{model.name}: {model.model_type}, {model.mode_note}")
+            print(modes[-1], file=sys.stderr)
+            for size in sizes:
+                n_runs = runs if size < 5_000_000 else 3
+                rows.append(size_row(path, prose, size, edits, n_runs, args.budget))
+                print(json.dumps(rows[-1]), file=sys.stderr)
+            blobs.append(blob_row(path, 20 if args.quick else 50, args.budget))
+            print(json.dumps(blobs[-1]), file=sys.stderr)
+    minutes = (time.perf_counter() - started) / 60
     text = report(rows, blobs)
-    print(f"compiled core: {COMPILED}\n\n{text}")
+    print(f"compiled core: {COMPILED}; ran {minutes:.1f} min\n")
+    print("\n".join(modes) + f"\n\n{text}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_families.json").write_text(json.dumps({"sizes": rows, "blobs": blobs}, indent=1))
+    results = {"modes": modes, "minutes": minutes, "sizes": rows, "blobs": blobs}
+    (out / "bench_families.json").write_text(json.dumps(results, indent=1))
     (out / "bench_families.md").write_text(text + "\n")
     return 0
 
