@@ -123,6 +123,30 @@ async function lineColours(lines = 3) {
   }, lines);
 }
 
+/** The first `n` lines once every colour in `want` shows on them (or whatever shows after T). */
+async function boundaryLines(want, n = 3) {
+  const end = Date.now() + T;
+  let lines = [];
+  while (Date.now() < end) {
+    lines = await lineColours(n);
+    const seen = new Set(lines.flat().map((s) => s.color));
+    if (want.every((c) => seen.has(c.toLowerCase()))) {
+      break;
+    }
+    await page.waitForTimeout(250);
+  }
+  return lines;
+}
+
+/** Hovers the Tokenline status bar item: the tooltip's text. */
+async function statusTooltip() {
+  const item = page.locator('[id="tokenline.tokenline.tokenline.status"]');
+  await item.hover();
+  const hover = page.locator('.workbench-hover-container, .monaco-hover').last();
+  await hover.waitFor({ state: 'visible', timeout: 10000 });
+  return (await hover.textContent()) ?? '';
+}
+
 async function notificationsText() {
   return page.evaluate(() =>
     [...document.querySelectorAll('.notifications-toasts .notification-list-item-message, .notifications-center .notification-list-item-message')]
@@ -243,11 +267,7 @@ async function bundledMode() {
     // From the browser's start, and from the workbench being there (the file about to open).
     const msToCount = Date.now() - started;
     const msWorkbenchToCount = Date.now() - workbench;
-    const item = page.locator('[id="tokenline.tokenline.tokenline.status"]');
-    await item.hover();
-    const hover = page.locator('.workbench-hover-container, .monaco-hover').last();
-    await hover.waitFor({ state: 'visible', timeout: 10000 });
-    const tooltip = (await hover.textContent()) ?? '';
+    const tooltip = await statusTooltip();
     const screenshot = await shot(`${config.shotPrefix}-count`);
     return { status, msToCount, msWorkbenchToCount, progress, tooltip, screenshot, notifications: await notificationsText() };
   });
@@ -307,28 +327,14 @@ async function uiMode() {
   });
 
   await step('colours', async () => {
-    // Semantic tokens arrive after the first paint; wait until the first line shows both colours.
-    const want = config.boundaryColours.map((c) => c.toLowerCase());
-    const end = Date.now() + T;
-    let lines = [];
-    while (Date.now() < end) {
-      lines = await lineColours(3);
-      const seen = new Set(lines.flat().map((s) => s.color));
-      if (want.every((c) => seen.has(c))) {
-        break;
-      }
-      await page.waitForTimeout(250);
-    }
+    // Semantic tokens arrive after the first paint; wait until the lines show both colours.
+    const lines = await boundaryLines(config.boundaryColours);
     const file = await shot('01-prompt-open');
     return { lines, screenshot: file };
   });
 
   await step('tooltip', async () => {
-    const item = page.locator('[id="tokenline.tokenline.tokenline.status"]');
-    await item.hover();
-    const hover = page.locator('.workbench-hover-container, .monaco-hover').last();
-    await hover.waitFor({ state: 'visible', timeout: 10000 });
-    const text = (await hover.textContent()) ?? '';
+    const text = await statusTooltip();
     await shot('02-status-tooltip');
     await page.mouse.move(400, 400);
     return { text };
