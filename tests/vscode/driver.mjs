@@ -3,7 +3,7 @@
 //
 //   node driver.mjs CONFIG.json
 //
-// CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget", url,
+// CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget" | "tiktoken", url,
 //          playwright, chromium, artifacts, workspace, files: {...}, hostResult, timeoutMs}. It
 // prints one JSON object on its last stdout line: what each step saw (or the error it met), so the
 // Python tests assert on each thing separately.
@@ -123,14 +123,18 @@ async function lineColours(lines = 3) {
   }, lines);
 }
 
-/** The first `n` lines once every colour in `want` shows on them (or whatever shows after T). */
-async function boundaryLines(want, n = 3) {
+/**
+ * The first `n` lines once every colour in `want` shows on them and, given `unlike`, they are
+ * coloured otherwise than it (new boundaries); whatever shows after T otherwise.
+ */
+async function boundaryLines(want, n = 3, unlike = undefined) {
+  const key = (lines) => JSON.stringify(lines);
   const end = Date.now() + T;
   let lines = [];
   while (Date.now() < end) {
     lines = await lineColours(n);
     const seen = new Set(lines.flat().map((s) => s.color));
-    if (want.every((c) => seen.has(c.toLowerCase()))) {
+    if (want.every((c) => seen.has(c.toLowerCase())) && (!unlike || key(lines) !== key(unlike))) {
       break;
     }
     await page.waitForTimeout(250);
@@ -145,6 +149,28 @@ async function statusTooltip() {
   const hover = page.locator('.workbench-hover-container, .monaco-hover').last();
   await hover.waitFor({ state: 'visible', timeout: 10000 });
   return (await hover.textContent()) ?? '';
+}
+
+/** The rows of the open quick pick in list order: label, description, separator, check mark. */
+async function quickPickRows() {
+  const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+  await rows.first().waitFor({ state: 'visible', timeout: 15000 });
+  await page.waitForTimeout(300);
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')]
+      .map((row) => {
+        const text = (sel) => row.querySelector(sel)?.textContent?.trim() ?? '';
+        return {
+          index: Number(row.dataset.index),
+          label: text('.label-name'),
+          description: text('.label-description'),
+          // A group's heading (a separator's label) shows on its first row.
+          separator: text('.quick-input-list-separator'),
+          checked: !!row.querySelector('.codicon-check'),
+        };
+      })
+      .sort((a, b) => a.index - b.index),
+  );
 }
 
 async function notificationsText() {
@@ -191,6 +217,8 @@ async function main() {
       await bundledFailureMode();
     } else if (config.mode === 'budget') {
       await budgetMode();
+    } else if (config.mode === 'tiktoken') {
+      await tiktokenMode();
     } else {
       await uiMode();
     }
@@ -517,6 +545,56 @@ async function uiMode() {
       themes[name] = { spans, screenshot: await shot(`${11 + i}-theme-${slug}`) };
     }
     return { themes };
+  });
+}
+
+/** tokenline.model set to a tiktoken encoding (from a seeded cache); a workspace tokenizer.json. */
+async function tiktokenMode() {
+  const f = config.files;
+  await step('open', async () => {
+    await openFile(f.prompt);
+    const status = await waitForStatus((s) => !s.text.startsWith('Sel'), 'a token count');
+    return { status };
+  });
+
+  let opened = [];
+  await step('colours', async () => {
+    opened = await boundaryLines(config.boundaryColours, 1);
+    return { lines: opened };
+  });
+
+  await step('tooltip', async () => {
+    const text = await statusTooltip();
+    // The editor's boundaries, the status bar and its tooltip in one picture (for the README).
+    const screenshot = await shot(`${config.shotPrefix}-tooltip`);
+    await page.mouse.move(400, 400);
+    return { text, screenshot };
+  });
+
+  await step('models', async () => {
+    // A click on the status bar: the model picker (1/2), then the context window (2/2).
+    await page.locator('[id="tokenline.tokenline.tokenline.status"]').click();
+    const rows = await quickPickRows();
+    const title = (await page.locator('.quick-input-widget .quick-input-title').textContent()) ?? '';
+    const screenshot = await shot(`${config.shotPrefix}-model-picker`);
+    return { rows, title, screenshot };
+  });
+
+  await step('pick', async () => {
+    const before = await statusItem();
+    const row = page
+      .locator('.quick-input-widget .quick-input-list .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: config.pick }) })
+      .first();
+    await row.click();
+    // The context window step: keep the window as it is.
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: '(2/2)' }).waitFor({ timeout: 10000 });
+    await page.keyboard.press('Escape');
+    const status = await waitForStatus((s) => s.text !== before.text && !s.text.startsWith('Sel'), 'the count with the picked model');
+    const lines = await boundaryLines(config.boundaryColours, 1, opened);
+    const tooltip = await statusTooltip();
+    const screenshot = await shot(`${config.shotPrefix}-picked`);
+    return { before, status, lines, tooltip, screenshot };
   });
 }
 
