@@ -3,7 +3,7 @@
 //
 //   node driver.mjs CONFIG.json
 //
-// CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget", url,
+// CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget" | "tiktoken", url,
 //          playwright, chromium, artifacts, workspace, files: {...}, hostResult, timeoutMs}. It
 // prints one JSON object on its last stdout line: what each step saw (or the error it met), so the
 // Python tests assert on each thing separately.
@@ -123,6 +123,56 @@ async function lineColours(lines = 3) {
   }, lines);
 }
 
+/**
+ * The first `n` lines once every colour in `want` shows on them and, given `unlike`, they are
+ * coloured otherwise than it (new boundaries); whatever shows after T otherwise.
+ */
+async function boundaryLines(want, n = 3, unlike = undefined) {
+  const key = (lines) => JSON.stringify(lines);
+  const end = Date.now() + T;
+  let lines = [];
+  while (Date.now() < end) {
+    lines = await lineColours(n);
+    const seen = new Set(lines.flat().map((s) => s.color));
+    if (want.every((c) => seen.has(c.toLowerCase())) && (!unlike || key(lines) !== key(unlike))) {
+      break;
+    }
+    await page.waitForTimeout(250);
+  }
+  return lines;
+}
+
+/** Hovers the Tokenline status bar item: the tooltip's text. */
+async function statusTooltip() {
+  const item = page.locator('[id="tokenline.tokenline.tokenline.status"]');
+  await item.hover();
+  const hover = page.locator('.workbench-hover-container, .monaco-hover').last();
+  await hover.waitFor({ state: 'visible', timeout: 10000 });
+  return (await hover.textContent()) ?? '';
+}
+
+/** The rows of the open quick pick in list order: label, description, separator, check mark. */
+async function quickPickRows() {
+  const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+  await rows.first().waitFor({ state: 'visible', timeout: 15000 });
+  await page.waitForTimeout(300);
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')]
+      .map((row) => {
+        const text = (sel) => row.querySelector(sel)?.textContent?.trim() ?? '';
+        return {
+          index: Number(row.dataset.index),
+          label: text('.label-name'),
+          description: text('.label-description'),
+          // A group's heading (a separator's label) shows on its first row.
+          separator: text('.quick-input-list-separator'),
+          checked: !!row.querySelector('.codicon-check'),
+        };
+      })
+      .sort((a, b) => a.index - b.index),
+  );
+}
+
 async function notificationsText() {
   return page.evaluate(() =>
     [...document.querySelectorAll('.notifications-toasts .notification-list-item-message, .notifications-center .notification-list-item-message')]
@@ -167,6 +217,8 @@ async function main() {
       await bundledFailureMode();
     } else if (config.mode === 'budget') {
       await budgetMode();
+    } else if (config.mode === 'tiktoken') {
+      await tiktokenMode();
     } else {
       await uiMode();
     }
@@ -243,11 +295,7 @@ async function bundledMode() {
     // From the browser's start, and from the workbench being there (the file about to open).
     const msToCount = Date.now() - started;
     const msWorkbenchToCount = Date.now() - workbench;
-    const item = page.locator('[id="tokenline.tokenline.tokenline.status"]');
-    await item.hover();
-    const hover = page.locator('.workbench-hover-container, .monaco-hover').last();
-    await hover.waitFor({ state: 'visible', timeout: 10000 });
-    const tooltip = (await hover.textContent()) ?? '';
+    const tooltip = await statusTooltip();
     const screenshot = await shot(`${config.shotPrefix}-count`);
     return { status, msToCount, msWorkbenchToCount, progress, tooltip, screenshot, notifications: await notificationsText() };
   });
@@ -307,28 +355,14 @@ async function uiMode() {
   });
 
   await step('colours', async () => {
-    // Semantic tokens arrive after the first paint; wait until the first line shows both colours.
-    const want = config.boundaryColours.map((c) => c.toLowerCase());
-    const end = Date.now() + T;
-    let lines = [];
-    while (Date.now() < end) {
-      lines = await lineColours(3);
-      const seen = new Set(lines.flat().map((s) => s.color));
-      if (want.every((c) => seen.has(c))) {
-        break;
-      }
-      await page.waitForTimeout(250);
-    }
+    // Semantic tokens arrive after the first paint; wait until the lines show both colours.
+    const lines = await boundaryLines(config.boundaryColours);
     const file = await shot('01-prompt-open');
     return { lines, screenshot: file };
   });
 
   await step('tooltip', async () => {
-    const item = page.locator('[id="tokenline.tokenline.tokenline.status"]');
-    await item.hover();
-    const hover = page.locator('.workbench-hover-container, .monaco-hover').last();
-    await hover.waitFor({ state: 'visible', timeout: 10000 });
-    const text = (await hover.textContent()) ?? '';
+    const text = await statusTooltip();
     await shot('02-status-tooltip');
     await page.mouse.move(400, 400);
     return { text };
@@ -511,6 +545,56 @@ async function uiMode() {
       themes[name] = { spans, screenshot: await shot(`${11 + i}-theme-${slug}`) };
     }
     return { themes };
+  });
+}
+
+/** tokenline.model set to a tiktoken encoding (from a seeded cache); a workspace tokenizer.json. */
+async function tiktokenMode() {
+  const f = config.files;
+  await step('open', async () => {
+    await openFile(f.prompt);
+    const status = await waitForStatus((s) => !s.text.startsWith('Sel'), 'a token count');
+    return { status };
+  });
+
+  let opened = [];
+  await step('colours', async () => {
+    opened = await boundaryLines(config.boundaryColours, 1);
+    return { lines: opened };
+  });
+
+  await step('tooltip', async () => {
+    const text = await statusTooltip();
+    // The editor's boundaries, the status bar and its tooltip in one picture (for the README).
+    const screenshot = await shot(`${config.shotPrefix}-tooltip`);
+    await page.mouse.move(400, 400);
+    return { text, screenshot };
+  });
+
+  await step('models', async () => {
+    // A click on the status bar: the model picker (1/2), then the context window (2/2).
+    await page.locator('[id="tokenline.tokenline.tokenline.status"]').click();
+    const rows = await quickPickRows();
+    const title = (await page.locator('.quick-input-widget .quick-input-title').textContent()) ?? '';
+    const screenshot = await shot(`${config.shotPrefix}-model-picker`);
+    return { rows, title, screenshot };
+  });
+
+  await step('pick', async () => {
+    const before = await statusItem();
+    const row = page
+      .locator('.quick-input-widget .quick-input-list .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: config.pick }) })
+      .first();
+    await row.click();
+    // The context window step: keep the window as it is.
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: '(2/2)' }).waitFor({ timeout: 10000 });
+    await page.keyboard.press('Escape');
+    const status = await waitForStatus((s) => s.text !== before.text && !s.text.startsWith('Sel'), 'the count with the picked model');
+    const lines = await boundaryLines(config.boundaryColours, 1, opened);
+    const tooltip = await statusTooltip();
+    const screenshot = await shot(`${config.shotPrefix}-picked`);
+    return { before, status, lines, tooltip, screenshot };
   });
 }
 

@@ -94,14 +94,24 @@ def _free_port() -> int:
         return port
 
 
-def tokenline_count(*files: Path) -> list[int]:
+def tokenline_count(
+    *files: Path, model: str | None = None, env: dict[str, str] | None = None
+) -> list[int]:
     """`tokenline count` on the files: the reference the status bar must agree with."""
     out = subprocess.run(
-        [PYTHON, "-m", "tokenline", "count", *map(str, files)],
+        [
+            PYTHON,
+            "-m",
+            "tokenline",
+            "count",
+            *(["--model", model] if model else []),
+            *map(str, files),
+        ],
         check=True,
         capture_output=True,
         text=True,
         timeout=300,
+        env=env,
     ).stdout
     # One "COUNT  PATH" line per file (counts grouped with commas), then a total for several.
     by_path = {}
@@ -751,6 +761,171 @@ def test_budget_from_pyproject_in_status_bar_and_problems(budget: dict[str, Any]
     assert message in s["problem"], s["problem"]
     assert s["errorIcon"], "the Problems row is not an Error"
     assert Path(s["screenshot"]) == ARTIFACTS / "40-budget-status.png"
+
+
+# ---------------------------------------------------------------------------------------------
+# A tiktoken encoding from tiktoken's cache, and a tokenizer.json in the workspace
+
+TIKTOKEN_MODEL = "o200k_base"
+# The picker's headings (MODEL_GROUPS in vscode-extension/src/commands.ts).
+TIKTOKEN_GROUP = "tiktoken encodings (cached)"
+WORKSPACE_GROUP = "Tokenizer files in the workspace"
+BERT_NAME = "bert-wp"
+BERT_VALUE = f"{BERT_NAME}/tokenizer.json"
+
+
+@pytest.fixture(scope="module")
+def tiktoken_ui(
+    tmp_path_factory: pytest.TempPathFactory, vsix: Path, tiktoken_cache: Path, botchan: str
+) -> dict[str, Any]:
+    """code-server started with TIKTOKEN_CACHE_DIR on a seeded cache and tokenline.model set to
+    o200k_base in the workspace, a small WordPiece tokenizer.json beside the prompt: one session
+    opens the prompt, reads the model picker and picks the tokenizer.json from it."""
+    from tests.core.hfkit import small_bert
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = Env(tmp_path_factory.mktemp("vscode-tiktoken"))
+    # The extension starts the server from code-server's environment: it finds the cache there.
+    env.env["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache)
+    ws = env.workspace
+    lines = botchan.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
+    prompt = ws / "story.prompt.md"
+    prompt.write_text(PROMPT + "\n".join(lines[300:320]) + "\n", encoding="utf-8")
+    bert = small_bert(ws, botchan, name=BERT_NAME)
+    assert bert.relative_to(ws).as_posix() == BERT_VALUE
+    (ws / ".vscode").mkdir()
+    (ws / ".vscode" / "settings.json").write_text(json.dumps({"tokenline.model": TIKTOKEN_MODEL}))
+    env.install(vsix, {"tokenline.python": PYTHON, "tokenline.trace.server": "messages"})
+    # The references, before VS Code touches anything, with the same cache.
+    (o200k,) = tokenline_count(prompt, model=TIKTOKEN_MODEL, env=env.env)
+    (wordpiece,) = tokenline_count(prompt, model=str(bert), env=env.env)
+    with CodeServer(env, ARTIFACTS / "code-server-tiktoken.log"):
+        result = run_driver(
+            env,
+            "tiktoken",
+            env.url(),
+            {
+                "files": {"prompt": prompt.name},
+                "boundaryColours": [rgb(DARK_A), rgb(DARK_B)],
+                "pick": BERT_VALUE,
+                "shotPrefix": "50-tiktoken",
+            },
+        )
+    (ARTIFACTS / "tokenline-output-tiktoken.log").write_text(env.extension_log())
+    return {
+        "result": result,
+        "env": env,
+        "prompt": prompt,
+        "counts": {"o200k": o200k, "wordpiece": wordpiece},
+        "cache": tiktoken_cache,
+    }
+
+
+def _groups(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The picker's labels under each heading, in order (the heading is on its first row)."""
+    groups: dict[str, list[str]] = {}
+    heading = ""
+    for row in rows:
+        heading = row["separator"] or heading
+        groups.setdefault(heading, []).append(row["label"])
+    return groups
+
+
+def _boundaries(spans: list[dict[str, str]]) -> list[str]:
+    """The tokens a line shows: runs of one boundary colour (neighbours alternate colours)."""
+    runs: list[tuple[str, str]] = []
+    for span in spans:
+        if runs and runs[-1][0] == span["color"]:
+            runs[-1] = (span["color"], runs[-1][1] + span["text"])
+        else:
+            runs.append((span["color"], span["text"]))
+    # Monaco draws spaces as no-break spaces.
+    return [t.replace("\u00a0", " ") for c, t in runs if c in (rgb(DARK_A), rgb(DARK_B))]
+
+
+def _line_tokens(line: str, ends: list[int]) -> list[str]:
+    """The text's first line cut where tokens end: the editor's tokens tile the text (white space
+    a tokenizer.json leaves uncovered goes to the token after it)."""
+    cuts = sorted({e for e in ends if 0 < e < len(line)})
+    return [line[a:b] for a, b in itertools.pairwise([0, *cuts, len(line)])]
+
+
+def test_tiktoken_status_bar_shows_the_cli_count(tiktoken_ui: dict[str, Any]) -> None:
+    status = _step(tiktoken_ui["result"], "open")["status"]
+    n = tiktoken_ui["counts"]["o200k"]
+    assert status["text"] == f"{fmt(n)} / {fmt(CONTEXT_WINDOW)} tokens"
+
+
+def test_tiktoken_tooltip_names_the_encoding(tiktoken_ui: dict[str, Any]) -> None:
+    s = _step(tiktoken_ui["result"], "tooltip")
+    assert f"Model: {TIKTOKEN_MODEL}\n" in s["text"], s["text"]
+    assert f"Tokenline: {fmt(tiktoken_ui['counts']['o200k'])} tokens" in s["text"], s["text"]
+    assert Path(s["screenshot"]) == ARTIFACTS / "50-tiktoken-tooltip.png"
+
+
+def test_tiktoken_boundary_colours_are_its_tokens(tiktoken_ui: dict[str, Any]) -> None:
+    """The first line's colour runs are o200k_base's tokens (tiktoken's own, from the cache)."""
+    from tests import tiktokencache
+
+    (spans,) = _step(tiktoken_ui["result"], "colours")["lines"]
+    text = tiktoken_ui["prompt"].read_text(encoding="utf-8")
+    enc = tiktokencache.reference(tiktoken_ui["cache"], TIKTOKEN_MODEL)
+    tokens = enc.encode_ordinary(text)
+    _, starts = enc.decode_with_offsets(tokens)
+    line = text.split("\n", 1)[0]
+    shown = _boundaries(spans)
+    assert len(shown) >= 8, spans
+    assert shown == _line_tokens(line, [*starts[1:], len(text)])
+
+
+def test_tiktoken_model_picker_lists_cached_encodings_and_workspace_tokenizers(
+    tiktoken_ui: dict[str, Any],
+) -> None:
+    from tests.tiktokencache import SEEDED
+
+    s = _step(tiktoken_ui["result"], "models")
+    assert s["title"] == "Tokenline: Model (1/2)"
+    rows = s["rows"]
+    groups = _groups(rows)
+    headings = list(groups)
+    assert headings[0] == "Bundled" and headings[-1] == "Other", headings
+    assert headings.index(TIKTOKEN_GROUP) < headings.index(WORKSPACE_GROUP), headings
+    # Every seeded encoding, from the cache the extension's server inherited.
+    assert set(SEEDED) <= set(groups[TIKTOKEN_GROUP]), groups
+    cache = str(tiktoken_ui["cache"])
+    for row in rows:
+        if row["label"] in groups[TIKTOKEN_GROUP]:
+            assert row["description"].startswith(f"tiktoken encoding, cached: {cache}/"), row
+    assert groups[WORKSPACE_GROUP] == [BERT_VALUE], groups
+    # The current setting carries the check mark.
+    assert [r["label"] for r in rows if r["checked"]] == [TIKTOKEN_MODEL], rows
+
+
+def test_tiktoken_picking_the_workspace_tokenizer_counts_with_it(
+    tiktoken_ui: dict[str, Any],
+) -> None:
+    s = _step(tiktoken_ui["result"], "pick")
+    n = tiktoken_ui["counts"]["wordpiece"]
+    assert n != tiktoken_ui["counts"]["o200k"]
+    assert s["status"]["text"] == f"{fmt(n)} / {fmt(CONTEXT_WINDOW)} tokens"
+    assert f"Model: {BERT_NAME}\n" in s["tooltip"], s["tooltip"]
+    # Saved to the workspace settings as the picker lists it: relative to the folder.
+    settings = tiktoken_ui["env"].workspace / ".vscode" / "settings.json"
+    assert json.loads(settings.read_text())["tokenline.model"] == BERT_VALUE
+
+
+def test_tiktoken_picking_the_workspace_tokenizer_recolours_its_tokens(
+    tiktoken_ui: dict[str, Any],
+) -> None:
+    """After the pick the first line shows the WordPiece tokens (a space goes with the next)."""
+    from tokenizers import Tokenizer
+
+    (spans,) = _step(tiktoken_ui["result"], "pick")["lines"]
+    text = tiktoken_ui["prompt"].read_text(encoding="utf-8")
+    tok = Tokenizer.from_file(str(tiktoken_ui["env"].workspace / BERT_VALUE))
+    offsets = tok.encode(text, add_special_tokens=False).offsets
+    line = text.split("\n", 1)[0]
+    assert _boundaries(spans) == _line_tokens(line, [e for _, e in offsets])
 
 
 # ---------------------------------------------------------------------------------------------
