@@ -76,14 +76,16 @@ def model_choices(folders: Sequence[Path] = ()) -> list[dict[str, str]]:
         desc = "bundled" + (", the default" if name == BUNDLED_DEFAULT else "")
         out.append(_choice("bundled", name, name, desc))
     for name, path in cached_tiktoken_encodings():
-        out.append(_choice("tiktoken", name, name, f"tiktoken encoding, cached: {path}"))
+        # The folder, not the cache's file (named by a hash of its URL, which says nothing).
+        out.append(_choice("tiktoken", name, name, f"in {Path(path).parent}"))
     for folder in folders:
         for path in workspace_tokenizers(folder):
             rel = path.relative_to(folder).as_posix()
             # One folder: the path as the setting is read, relative to it (shareable).
             value = rel if len(folders) == 1 else str(path)
-            what = "Tekken" if path.name != "tokenizer.json" else "Hugging Face tokenizer"
-            out.append(_choice("workspace", rel, value, f"{what} in {folder.name}"))
+            what = "Tekken" if path.name != "tokenizer.json" else "Hugging Face"
+            where = f" in {folder.name}" if len(folders) > 1 else ""
+            out.append(_choice("workspace", rel, value, what + where))
     for repo, path in hf_cached_repos(names=LISTED_FILES):
         out.append(_choice("huggingface", repo, repo, f"Hugging Face cache: {path}"))
     return out

@@ -54,6 +54,33 @@ function current() {
   return readSettings(vscode.workspace.getConfiguration(SECTION, vscode.window.activeTextEditor?.document.uri));
 }
 
+/** A quick pick that opens on `active` (the current model), so that Enter keeps it. */
+function pickOne<T extends vscode.QuickPickItem>(items: T[], title: string, placeholder: string, active?: T): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const qp = vscode.window.createQuickPick<T>();
+    qp.title = title;
+    qp.placeholder = placeholder;
+    qp.matchOnDescription = true;
+    qp.items = items;
+    if (active) {
+      qp.activeItems = [active];
+    }
+    let accepted = false;
+    qp.onDidAccept(() => {
+      accepted = true;
+      resolve(qp.selectedItems[0] ?? qp.activeItems[0]);
+      qp.hide();
+    });
+    qp.onDidHide(() => {
+      if (!accepted) {
+        resolve(undefined);
+      }
+      qp.dispose();
+    });
+    qp.show();
+  });
+}
+
 /** Quick pick of the server's models, a `.model` file or a typed name; true when one was chosen. */
 async function chooseModel(server: ServerManager, step = ''): Promise<boolean> {
   const now = current().model;
@@ -78,11 +105,12 @@ async function chooseModel(server: ServerManager, step = ''): Promise<boolean> {
     { label: '$(file) Tokenizer file (.model, tokenizer.json, tekken*.json)…', action: 'browse' },
     { label: '$(edit) Model name, tiktoken encoding, path or Hugging Face repo id…', action: 'type' },
   );
-  const picked = await vscode.window.showQuickPick(items, {
-    title: `Tokenline: Model ${step}`.trim(),
-    placeHolder: `Current: ${now || 'the bundled default'}`,
-    matchOnDescription: true,
-  });
+  const picked = await pickOne(
+    items,
+    `Tokenline: Model ${step}`.trim(),
+    `Current: ${now || 'the bundled default'}`,
+    items.find((i) => i.label.startsWith('$(check) ')),
+  );
   let value: string | undefined;
   if (picked?.action === 'browse') {
     const files = await vscode.window.showOpenDialog({
