@@ -7,17 +7,21 @@ original text. Built by tokenline.core.hfloader.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import Encoded, Family
+from tokenline.core.family import JOIN_EDGE, Encoded, Family
 from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
 from tokenline.core.rope import TextRope
 from tokenline.core.spacecuts import SpaceCuts
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import Vocabulary
+
+# Characters deleted at a text's start that tokens() corrects the library's offsets for; past
+# this many, the tokens' places are not trusted (see tokens).
+DELETED_PREFIX: Final = 64
 
 
 class HFFamily(Family):
@@ -99,12 +103,44 @@ class HFFamily(Family):
         enc = self.tok.encode(text, add_special_tokens=False)
         ids: list[int] = enc.ids
         offsets: list[tuple[int, int]] = enc.offsets
+        skip: i64 = self._deleted_prefix(text)
+        trusted: bool = skip >= 0
+        if skip > 0:
+            # The library's offsets lose characters its normalizer deletes at the very start of
+            # a text (SentencePiece's precompiled rules: "\x1fab" gives "a" (0, 1)); the text
+            # without them has the same tokens and true offsets, shifted.
+            rest = self.tok.encode(text[skip:], add_special_tokens=False)
+            if rest.ids == ids:
+                offsets = [(s + skip, e + skip) for s, e in rest.offsets]
+            else:
+                trusted = False
         lens = self.lengths(ids, offsets, len(text))
         sp = self.spaces
         if sp is not None:
-            return Encoded(ids, lens, sp.joins(text, ids, lens, self.inserted))
+            joins = sp.joins(text, ids, lens, self.inserted)
+            if not trusted:
+                # Where these tokens lie is not known: no window may start among them.
+                i: i64 = 1
+                while i < len(joins):
+                    joins[i] = u8(JOIN_EDGE)
+                    i += 1
+            return Encoded(ids, lens, joins)
         joins = self.joins(ids) if self.keeps_joins else vec[u8]()
         return Encoded(ids, lens, joins)
+
+    def _deleted_prefix(self, text: str) -> i64:
+        """How many characters at text's start the normalizer deletes (0 without one), or -1
+        when it deletes more than DELETED_PREFIX (not looked at further)."""
+        norm = self.tok.normalizer
+        if norm is None:
+            return 0
+        n: i64 = len(text)
+        k: i64 = 0
+        while k < n and str(norm.normalize_str(text[: k + 1])) == "":
+            k += 1
+            if k > DELETED_PREFIX:
+                return -1
+        return k
 
     def token_bytes(self, token_id: i64) -> bytes:
         """A byte-fallback piece (<0xE4>) is that byte; other pieces are their text with the
