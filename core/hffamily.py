@@ -46,6 +46,8 @@ class HFFamily(Family):
     word_prefix: str
     # Ids of the file's added tokens (their pieces are the text as written).
     added: set[int]
+    # Per character code: whether the normalizer deletes it (filled as characters are seen).
+    deleted: dict[i64, bool]
 
     def __init__(self, vocab: Vocabulary, tok: Any, inserted: vec[u8]) -> None:
         super().__init__(vocab)
@@ -63,6 +65,7 @@ class HFFamily(Family):
         self.marker = ""
         self.word_prefix = ""
         self.added = set()
+        self.deleted = {}
 
     def use_words(self, word_joins: vec[u8], matcher: UserMatcher) -> None:
         """Windows cut only where a word starts: each word of a WordPiece model is encoded
@@ -104,7 +107,9 @@ class HFFamily(Family):
         ids: list[int] = enc.ids
         offsets: list[tuple[int, int]] = enc.offsets
         skip: i64 = self._deleted_prefix(text)
-        trusted: bool = skip >= 0
+        # After an added token the library starts a new stretch, whose offsets lose deleted
+        # characters at its start the same way: not corrected, the tokens are not placed.
+        trusted: bool = skip >= 0 and not (self._holds_added(ids) and self._deletes_any(text))
         if skip > 0:
             # The library's offsets lose characters its normalizer deletes at the very start of
             # a text (SentencePiece's precompiled rules: "\x1fab" gives "a" (0, 1)); the text
@@ -127,6 +132,25 @@ class HFFamily(Family):
             return Encoded(ids, lens, joins)
         joins = self.joins(ids) if self.keeps_joins else vec[u8]()
         return Encoded(ids, lens, joins)
+
+    def _holds_added(self, ids: list[int]) -> bool:
+        return not self.added.isdisjoint(ids)
+
+    def _deletes_any(self, text: str) -> bool:
+        """Whether the normalizer deletes some character of text (each looked at alone)."""
+        norm = self.tok.normalizer
+        if norm is None:
+            return False
+        known = self.deleted
+        for c in text:
+            code: i64 = ord(c)
+            gone = known.get(code)
+            if gone is None:
+                gone = str(norm.normalize_str(c)) == ""
+                known[code] = gone
+            if gone:
+                return True
+        return False
 
     def _deleted_prefix(self, text: str) -> i64:
         """How many characters at text's start the normalizer deletes (0 without one), or -1

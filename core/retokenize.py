@@ -485,7 +485,9 @@ class Retokenizer:
             else:
                 text = w.head + self.norm.slice(a, b) + w.tail
                 found = self._tokens(text, True)
-                by_cuts: bool = self.family.cut_edges
+                # A window of white space only that a normalizer strips has no token to give it
+                # to: cut earlier, where the whole text's last token holds it.
+                by_cuts: bool = self.family.cut_edges and (found.size() > 0 or a == b)
                 ok_l = ok_l or (
                     (by_cuts or near.left_edge_holds(found, wl)) and self._cut_before(w, a)
                 )

@@ -871,7 +871,28 @@ def test_characters_deleted_at_the_start_keep_tokens_in_place(
     check_document(judge, doc, text)
     starts = doc.spans(0, len(doc))[::2]
     assert text.index(" ef") in starts and text.index(" gh") in starts
-    for start, end, new in [(9, 9, "0"), (0, 0, "\x1f"), (12, 13, "")]:
+    for start, end, new in [(9, 9, "0"), (0, 0, "\x1f"), (12, 13, ""), (2, 2, "x <tool>\x1f")]:
+        # The last puts them after an added token, where the library starts a new stretch.
+        doc.edit(start, end, new)
+        text = text[:start] + new + text[end:]
+        check_document(judge, doc, text)
+    for start, end, new in [(20, 20, "y"), (len(text), len(text), " z"), (5, 6, "")]:
+        doc.edit(start, end, new)
+        text = text[:start] + new + text[end:]
+        check_document(judge, doc, text)
+
+
+@pytest.mark.parametrize("name", ["unigram-t5", "unigram-nfkc-lower-replace"])
+def test_stripped_white_space_at_the_end_stays_with_the_last_token(
+    judges: dict[str, Judge], name: str
+) -> None:
+    """A window of only the spaces a right strip removes has no token of its own: the whole
+    text's last word holds them, so the window starts before that word (fuzzing found spans
+    that stopped short of the text's end)."""
+    judge = judges[name]
+    text = ""
+    doc = Document(judge.model, text)
+    for start, end, new in [(0, 0, "x"), (0, 0, "aa "), (3, 4, ""), (3, 3, "   "), (6, 6, "b")]:
         doc.edit(start, end, new)
         text = text[:start] + new + text[end:]
         check_document(judge, doc, text)
