@@ -44,8 +44,10 @@ class HFFamily(Family):
     # a word (WordPiece's "##"); "" when the file has none. Only token_bytes reads them.
     marker: str
     word_prefix: str
-    # Ids of the file's added tokens (their pieces are the text as written).
+    # Ids of the file's added tokens (their pieces are the text as written), and the contents of
+    # those matched in the original text, before normalizing.
     added: set[int]
+    raw_added: list[str]
     # Per character code: whether the normalizer deletes it (filled as characters are seen).
     deleted: dict[i64, bool]
 
@@ -65,6 +67,7 @@ class HFFamily(Family):
         self.marker = ""
         self.word_prefix = ""
         self.added = set()
+        self.raw_added = []
         self.deleted = {}
 
     def use_words(self, word_joins: vec[u8], matcher: UserMatcher) -> None:
@@ -107,9 +110,10 @@ class HFFamily(Family):
         ids: list[int] = enc.ids
         offsets: list[tuple[int, int]] = enc.offsets
         skip: i64 = self._deleted_prefix(text)
-        # After an added token the library starts a new stretch, whose offsets lose deleted
-        # characters at its start the same way: not corrected, the tokens are not placed.
-        trusted: bool = skip >= 0 and not (self._holds_added(ids) and self._deletes_any(text))
+        # After an added token matched in the original text the library normalizes a new
+        # stretch, whose offsets lose deleted characters at its start the same way: not
+        # corrected, these tokens are not placed.
+        trusted: bool = skip >= 0 and not self._deleted_after_added(text)
         if skip > 0:
             # The library's offsets lose characters its normalizer deletes at the very start of
             # a text (SentencePiece's precompiled rules: "\x1fab" gives "a" (0, 1)); the text
@@ -133,24 +137,28 @@ class HFFamily(Family):
         joins = self.joins(ids) if self.keeps_joins else vec[u8]()
         return Encoded(ids, lens, joins)
 
-    def _holds_added(self, ids: list[int]) -> bool:
-        return not self.added.isdisjoint(ids)
-
-    def _deletes_any(self, text: str) -> bool:
-        """Whether the normalizer deletes some character of text (each looked at alone)."""
-        norm = self.tok.normalizer
-        if norm is None:
-            return False
-        known = self.deleted
-        for c in text:
-            code: i64 = ord(c)
-            gone = known.get(code)
-            if gone is None:
-                gone = str(norm.normalize_str(c)) == ""
-                known[code] = gone
-            if gone:
-                return True
+    def _deleted_after_added(self, text: str) -> bool:
+        """Whether the normalizer deletes the character right after an added token matched in
+        the original text (one not normalized first)."""
+        n: i64 = len(text)
+        for content in self.raw_added:
+            at: i64 = text.find(content)
+            while at >= 0:
+                end: i64 = at + len(content)
+                if end < n and self._deletes(text[end]):
+                    return True
+                at = text.find(content, at + 1)
         return False
+
+    def _deletes(self, c: str) -> bool:
+        """Whether the normalizer deletes c, looked at alone."""
+        code: i64 = ord(c)
+        gone = self.deleted.get(code)
+        if gone is None:
+            norm = self.tok.normalizer
+            gone = norm is not None and str(norm.normalize_str(c)) == ""
+            self.deleted[code] = gone
+        return gone
 
     def _deleted_prefix(self, text: str) -> i64:
         """How many characters at text's start the normalizer deletes (0 without one), or -1

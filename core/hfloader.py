@@ -67,6 +67,9 @@ def load_hf_json(text: str, path: str = "<json>") -> Model:
         prefix = spec["model"].get("continuing_subword_prefix")
         hf.word_prefix = prefix if spec["model"]["type"] == "WordPiece" and prefix else ""
         hf.added = set(tok.get_added_tokens_decoder())
+        hf.raw_added = [
+            a.content for a in tok.get_added_tokens_decoder().values() if not a.normalized
+        ]
         if _words_are_independent(spec):
             hf.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
         elif _splits_at_spaces(spec, tok):
