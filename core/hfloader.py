@@ -229,6 +229,8 @@ def _vocabulary(tok: Any, spec: dict[str, Any]) -> tuple[Vocabulary, vec[u8]]:
     marker = _metaspace_marker(spec)
     byte_fallback = bool(spec["model"].get("byte_fallback"))
     unk = spec["model"].get("unk_token")
+    # A Unigram model names its unknown token by index.
+    unk_index = spec["model"].get("unk_id") if spec["model"]["type"] == "Unigram" else None
     vocab = Vocabulary()
     vocab.unk_id = -1
     vocab.byte_fallback = byte_fallback
@@ -245,7 +247,7 @@ def _vocabulary(tok: Any, spec: dict[str, Any]) -> tuple[Vocabulary, vec[u8]]:
             flags, length = 0, len(piece)
         if piece and not flags & FLAG_BYTE and _blank(piece, byte_level, marker):
             flags |= FLAG_WHITESPACE
-        if unk is not None and piece == unk:
+        if (unk is not None and piece == unk) or (unk_index is not None and i == unk_index):
             flags |= FLAG_UNKNOWN
             vocab.unk_id = i
         inserted.append(1 if marker and piece and piece == marker * len(piece) else 0)

@@ -896,3 +896,21 @@ def test_stripped_white_space_at_the_end_stays_with_the_last_token(
         doc.edit(start, end, new)
         text = text[:start] + new + text[end:]
         check_document(judge, doc, text)
+
+
+def test_unknown_characters_and_a_byte_order_mark_keep_windows_small(
+    judges: dict[str, Judge], botchan: str
+) -> None:
+    """The model's unknown token shares an added token's id; with a deleted byte-order mark at
+    the start that once made every edit re-encode the whole text."""
+    judge = judges["unigram-t5"]
+    text = "\ufeff" + botchan[1:5_000] + " \U0001d11e\U0001d11e " + botchan[5_000:10_000]
+    doc = Document(judge.model, text)
+    assert judge.model.unk_id in doc.ids() and judge.ref.normalizer.normalize_str("\ufeff") == ""
+    engine = doc.engine
+    for at in (2_000, 7_000):
+        before = engine.encoded_chars
+        doc.edit(at, at + 1, "x")
+        text = text[:at] + "x" + text[at + 1 :]
+        check_document(judge, doc, text)
+        assert engine.encoded_chars - before < 500
