@@ -50,6 +50,11 @@ class HFFamily(Family):
     raw_added: list[str]
     # Per character code: whether the normalizer deletes it (filled as characters are seen).
     deleted: dict[i64, bool]
+    # Whether the library's offsets lose characters the normalizer deletes at the start of what
+    # it normalizes (so far seen for SentencePiece's precompiled rules only).
+    loses_deleted: bool
+    # What the normalizer makes of "a" (what a deleted character leaves before a letter).
+    letter: str
 
     def __init__(self, vocab: Vocabulary, tok: Any, inserted: vec[u8]) -> None:
         super().__init__(vocab)
@@ -69,6 +74,9 @@ class HFFamily(Family):
         self.added = set()
         self.raw_added = []
         self.deleted = {}
+        self.loses_deleted = False
+        norm = tok.normalizer
+        self.letter = "a" if norm is None else str(norm.normalize_str("a"))
 
     def use_words(self, word_joins: vec[u8], matcher: UserMatcher) -> None:
         """Windows cut only where a word starts: each word of a WordPiece model is encoded
@@ -140,6 +148,8 @@ class HFFamily(Family):
     def _deleted_after_added(self, text: str) -> bool:
         """Whether the normalizer deletes the character right after an added token matched in
         the original text (one not normalized first)."""
+        if not self.loses_deleted:
+            return False
         n: i64 = len(text)
         for content in self.raw_added:
             at: i64 = text.find(content)
@@ -151,24 +161,27 @@ class HFFamily(Family):
         return False
 
     def _deletes(self, c: str) -> bool:
-        """Whether the normalizer deletes c, looked at alone."""
+        """Whether the normalizer deletes c, looked at alone (before a letter, so that a right
+        strip does not count)."""
         code: i64 = ord(c)
         gone = self.deleted.get(code)
         if gone is None:
             norm = self.tok.normalizer
-            gone = norm is not None and str(norm.normalize_str(c)) == ""
+            gone = norm is not None and str(norm.normalize_str(c + "a")) == self.letter
             self.deleted[code] = gone
         return gone
 
     def _deleted_prefix(self, text: str) -> i64:
         """How many characters at text's start the normalizer deletes (0 without one), or -1
         when it deletes more than DELETED_PREFIX (not looked at further)."""
-        norm = self.tok.normalizer
-        if norm is None:
+        if not self.loses_deleted:
             return 0
+        norm = self.tok.normalizer
+        letter = self.letter
         n: i64 = len(text)
         k: i64 = 0
-        while k < n and str(norm.normalize_str(text[: k + 1])) == "":
+        # Before a letter, so that a right strip does not count.
+        while k < n and str(norm.normalize_str(text[: k + 1] + "a")) == letter:
             k += 1
             if k > DELETED_PREFIX:
                 return -1

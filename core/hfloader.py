@@ -67,6 +67,7 @@ def load_hf_json(text: str, path: str = "<json>") -> Model:
         prefix = spec["model"].get("continuing_subword_prefix")
         hf.word_prefix = prefix if spec["model"]["type"] == "WordPiece" and prefix else ""
         hf.added = set(tok.get_added_tokens_decoder())
+        hf.loses_deleted = '"Precompiled"' in json.dumps(spec.get("normalizer"))
         hf.raw_added = [
             a.content for a in tok.get_added_tokens_decoder().values() if not a.normalized
         ]
