@@ -68,6 +68,22 @@ def texts(max_fragments: int = 30) -> st.SearchStrategy[str]:
     return st.lists(fragment, max_size=max_fragments).map("".join)
 
 
+def unspaced(
+    *extra: st.SearchStrategy[str], min_size: int, max_size: int
+) -> st.SearchStrategy[str]:
+    """A run with no space in it (CJK, emoji, marks, letters, code, any character, and `extra`):
+    one long piece or word to the pre-tokenizing families, one long stretch to the rest."""
+    return st.lists(
+        st.one_of(
+            st.sampled_from([f for f in CJK + EMOJI + COMBINING + LETTERS + CODE if " " not in f]),
+            st.characters(codec="utf-8").map(str),
+            *extra,
+        ),
+        min_size=min_size,
+        max_size=max_size,
+    ).map("".join)
+
+
 @st.composite
 def edit_ops(draw: st.DrawFn, length: int) -> tuple[int, int, str]:
     """One edit of a text of the given length: (start, end, new text)."""

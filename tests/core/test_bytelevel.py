@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import shared_file
 from tests.core import tiktokenkit
-from tests.core.strategies import CJK, CODE, COMBINING, EMOJI, LETTERS, edit_ops, texts
+from tests.core.strategies import edit_ops, texts, unspaced
 from tokenline.core import Document, ModelError, load_model, pretokens
 from tokenline.core.family import JOIN_UNKNOWN
 from tokenline.core.tiktokenloader import model_from_encoding
@@ -112,19 +112,11 @@ long_piece = st.tuples(
     st.sampled_from(["a", "ab", "0", " ", "\n", "=", "中", "😀", "aB", "1a", "'s", "\t "]),
     st.integers(30, 300),
 ).map(lambda t: t[0] * t[1])
-unspaced = st.lists(
-    st.one_of(
-        st.sampled_from([f for f in CJK + EMOJI + COMBINING + LETTERS + CODE if " " not in f]),
-        st.characters(codec="utf-8").map(str),
-        long_piece,
-    ),
-    min_size=1,
-    max_size=12,
-).map("".join)
+unspaced_runs = unspaced(long_piece, min_size=1, max_size=12)
 
 
 @pytest.mark.parametrize("name", REAL)
-@given(runs=st.lists(unspaced, min_size=1, max_size=4), data=st.data())
+@given(runs=st.lists(unspaced_runs, min_size=1, max_size=4), data=st.data())
 def test_long_runs_and_pieces(
     references: dict[str, tuple[Document, Encoder]],
     name: str,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.core import modelkit
 from tests.core.conftest import SHARED_MODELS
-from tests.core.strategies import CJK, CODE, COMBINING, EMOJI, LETTERS, edit_ops, texts
+from tests.core.strategies import edit_ops, texts, unspaced
 from tokenline.core import Document, load_model
 
 ALL_MODELS = (
@@ -79,18 +79,11 @@ def test_edits_on_prose(
     check_sequence(oracles[name], botchan[start : start + 3000], data)
 
 
-unspaced = st.lists(
-    st.one_of(
-        st.sampled_from([f for f in CJK + EMOJI + COMBINING + LETTERS + CODE if " " not in f]),
-        st.characters(codec="utf-8").map(str),
-    ),
-    min_size=20,
-    max_size=120,
-).map("".join)
+unspaced_runs = unspaced(min_size=20, max_size=120)
 
 
 @pytest.mark.parametrize("name", ALL_MODELS)
-@given(runs=st.lists(unspaced, min_size=1, max_size=4), data=st.data())
+@given(runs=st.lists(unspaced_runs, min_size=1, max_size=4), data=st.data())
 def test_long_unspaced_runs_open_and_count_exactly(
     oracles: dict[str, Oracle], name: str, runs: list[str], data: st.DataObject
 ) -> None:
