@@ -12,7 +12,7 @@ from typing import Any, Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import JOIN_EDGE, Encoded, Family
+from tokenline.core.family import Encoded, Family
 from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
 from tokenline.core.rope import TextRope
 from tokenline.core.spacecuts import SpaceCuts
@@ -48,8 +48,6 @@ class HFFamily(Family):
     # those matched in the original text, before normalizing.
     added: set[int]
     raw_added: list[str]
-    # Per character code: whether the normalizer deletes it (filled as characters are seen).
-    deleted: dict[i64, bool]
     # Whether the library's offsets lose characters the normalizer deletes at the start of what
     # it normalizes (so far seen for SentencePiece's precompiled rules only).
     loses_deleted: bool
@@ -73,7 +71,6 @@ class HFFamily(Family):
         self.word_prefix = ""
         self.added = set()
         self.raw_added = []
-        self.deleted = {}
         self.loses_deleted = False
         norm = tok.normalizer
         self.letter = "a" if norm is None else str(norm.normalize_str("a"))
@@ -118,10 +115,7 @@ class HFFamily(Family):
         ids: list[int] = enc.ids
         offsets: list[tuple[int, int]] = enc.offsets
         skip: i64 = self._deleted_prefix(text)
-        # After an added token matched in the original text the library normalizes a new
-        # stretch, whose offsets lose deleted characters at its start the same way: not
-        # corrected, these tokens are not placed.
-        trusted: bool = skip >= 0 and not self._deleted_after_added(text)
+        placed: bool = skip >= 0
         if skip > 0:
             # The library's offsets lose characters its normalizer deletes at the very start of
             # a text (SentencePiece's precompiled rules: "\x1fab" gives "a" (0, 1)); the text
@@ -130,22 +124,19 @@ class HFFamily(Family):
             if rest.ids == ids:
                 offsets = [(s + skip, e + skip) for s, e in rest.offsets]
             else:
-                trusted = False
+                placed = False
         lens = self.lengths(ids, offsets, len(text))
         sp = self.spaces
         if sp is not None:
-            joins = sp.joins(text, ids, lens, self.inserted)
-            if not trusted:
-                # Where these tokens lie is not known: no window may start among them.
-                i: i64 = 1
-                while i < len(joins):
-                    joins[i] = u8(JOIN_EDGE)
-                    i += 1
-            return Encoded(ids, lens, joins)
+            # After an added token matched in the original text the library normalizes a new
+            # stretch, whose offsets lose deleted characters at its start the same way: not
+            # corrected, these tokens are not placed.
+            placed = placed and not self._deleted_after_added(text, sp)
+            return Encoded(ids, lens, sp.joins(text, ids, lens, self.inserted, placed))
         joins = self.joins(ids) if self.keeps_joins else vec[u8]()
         return Encoded(ids, lens, joins)
 
-    def _deleted_after_added(self, text: str) -> bool:
+    def _deleted_after_added(self, text: str, sp: SpaceCuts) -> bool:
         """Whether the normalizer deletes the character right after an added token matched in
         the original text (one not normalized first)."""
         if not self.loses_deleted:
@@ -155,21 +146,10 @@ class HFFamily(Family):
             at: i64 = text.find(content)
             while at >= 0:
                 end: i64 = at + len(content)
-                if end < n and self._deletes(text[end]):
+                if end < n and sp.deletes(text[end]):
                     return True
                 at = text.find(content, at + 1)
         return False
-
-    def _deletes(self, c: str) -> bool:
-        """Whether the normalizer deletes c, looked at alone (before a letter, so that a right
-        strip does not count)."""
-        code: i64 = ord(c)
-        gone = self.deleted.get(code)
-        if gone is None:
-            norm = self.tok.normalizer
-            gone = norm is not None and str(norm.normalize_str(c + "a")) == self.letter
-            self.deleted[code] = gone
-        return gone
 
     def _deleted_prefix(self, text: str) -> i64:
         """How many characters at text's start the normalizer deletes (0 without one), or -1

@@ -59,18 +59,26 @@ RUST_SPACE: Final = frozenset([0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205
 NOT_PLAIN: Final = frozenset(["Mn", "Mc", "Me", "Cf", "Cn", "Co", "Cs", "Zl", "Zp"])
 
 
+# What a character is to the normalizer, found once per character (SpaceCuts.known).
+PLAIN: Final = 1
+DELETED: Final = 2
+
+
 class SpaceCuts:
     """The cut test and join flags of windows cut before plain spaces."""
 
     # The file's normalizer (a tokenizers Normalizer), or None.
     normalizer: Any
     marker: str
-    # Per character code: 1 plain, 0 not (found on first sight with the normalizer).
+    # What the normalizer makes of "a", the letter characters are looked at before.
+    letter: str
+    # Per character code: PLAIN and DELETED bits (found on first sight with the normalizer).
     known: dict[i64, u8]
 
     def __init__(self, normalizer: Any, marker: str) -> None:
         self.normalizer = normalizer
         self.marker = marker
+        self.letter = "a" if normalizer is None else str(normalizer.normalize_str("a"))
         self.known = {}
 
     def cuts_at(self, text: str, p: i64) -> bool:
@@ -87,35 +95,47 @@ class SpaceCuts:
         return p + 1 >= n or not _extends(text[p + 1])
 
     def plain(self, c: str) -> bool:
+        return (self._kind(c) & PLAIN) != 0
+
+    def deletes(self, c: str) -> bool:
+        """Whether the normalizer deletes c (looked at alone, before a letter)."""
+        return (self._kind(c) & DELETED) != 0
+
+    def _kind(self, c: str) -> i64:
         code: i64 = ord(c)
         got = self.known.get(code)
         if got is not None:
-            return got != 0
-        ok: bool = self._plain(c)
-        self.known[code] = u8(1) if ok else u8(0)
-        return ok
+            return i64(got)
+        kind: i64 = self._classify(c)
+        self.known[code] = u8(kind)
+        return kind
 
-    def _plain(self, c: str) -> bool:
-        if _blank(c) or c == self.marker or ord(c) in PREPEND or _extends(c):
-            return False
+    def _classify(self, c: str) -> i64:
         out: str = c
         if self.normalizer is not None:
             # Followed by a letter, so that a right strip cannot hide white space it ends in.
-            tail = str(self.normalizer.normalize_str("a"))
+            tail = self.letter
             out = str(self.normalizer.normalize_str(c + "a"))
             if not out.endswith(tail):
-                return False
+                return 0
             out = out[: len(out) - len(tail)]
         if out == "":
-            return False
+            return DELETED
+        if _blank(c) or c == self.marker or ord(c) in PREPEND or _extends(c):
+            return 0
         last: str = out[len(out) - 1]
-        return not _blank(last) and last != self.marker and ord(last) not in PREPEND
+        if _blank(last) or last == self.marker or ord(last) in PREPEND:
+            return 0
+        return PLAIN
 
-    def joins(self, text: str, ids: list[int], lens: vec[i32], inserted: vec[u8]) -> vec[u8]:
+    def joins(
+        self, text: str, ids: list[int], lens: vec[i32], inserted: vec[u8], placed: bool
+    ) -> vec[u8]:
         """Per token of text: 0 where a window may start, else JOIN_EDGE. A window may start at
         the first token, and at the first token at a cut that holds a character or is an
         inserted marker (Metaspace's "▁" that yields its character to the token after it); a
-        byte of a character split into several never starts one."""
+        byte of a character split into several never starts one. Unless `placed`, the lengths
+        are not known to be where the tokens lie, and only the first token may start one."""
         m: i64 = len(lens)
         out = vec[u8](capacity=m)
         pos: i64 = 0
@@ -124,7 +144,10 @@ class SpaceCuts:
         while i < m:
             ln: i64 = i64(lens[i])
             free: bool = i == 0 or (
-                prev < pos and (ln > 0 or inserted[ids[i]] != 0) and self.cuts_at(text, pos)
+                placed
+                and prev < pos
+                and (ln > 0 or inserted[ids[i]] != 0)
+                and self.cuts_at(text, pos)
             )
             out = append(out, u8(0) if free else u8(JOIN_EDGE))
             prev = pos
