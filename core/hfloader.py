@@ -63,19 +63,21 @@ def load_hf_json(text: str, path: str = "<json>") -> Model:
         family = _byte_level_family(tok, spec, vocab, pattern)
     else:
         hf = HFFamily(vocab, tok, inserted)
-        hf.marker = _metaspace_marker(spec) or _replaced_space(spec)
+        marker = _metaspace_marker(spec)
+        hf.marker = marker or _replaced_space(spec)
         prefix = spec["model"].get("continuing_subword_prefix")
-        hf.word_prefix = prefix if spec["model"]["type"] == "WordPiece" and prefix else ""
-        hf.added = set(tok.get_added_tokens_decoder())
-        hf.loses_deleted = '"Precompiled"' in json.dumps(spec.get("normalizer"))
-        hf.raw_added = [
-            a.content for a in tok.get_added_tokens_decoder().values() if not a.normalized
-        ]
+        hf.word_prefix = prefix if model_type == "WordPiece" and prefix else ""
+        added = tok.get_added_tokens_decoder()
+        hf.added = set(added)
+        hf.raw_added = [a.content for a in added.values() if not a.normalized]
+        hf.loses_deleted = any(
+            n.get("type") == "Precompiled" for n in _nodes(spec.get("normalizer"))
+        )
         if _words_are_independent(spec):
             hf.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
         elif _splits_at_spaces(spec, tok):
-            hf.use_spaces(SpaceCuts(tok.normalizer, _metaspace_marker(spec)))
-        elif model_type in ("Unigram", "BPE") and _metaspace_marker(spec):
+            hf.use_spaces(SpaceCuts(tok.normalizer, marker))
+        elif model_type in ("Unigram", "BPE") and marker:
             hf.mode_note = f"tokenizer.json models re-encode whole unless {NOT_SPACES}"
         elif why:
             hf.mode_note = f"tokenizer.json models re-encode whole unless {why}"
@@ -392,31 +394,27 @@ def _added_contents(spec: dict[str, Any]) -> list[str]:
     return [a["content"] for a in spec.get("added_tokens") or []]
 
 
+def _nodes(node: Any) -> list[dict[str, Any]]:
+    """A pre-tokenizer, normalizer or decoder and, through its Sequences, all it holds."""
+    if not isinstance(node, dict):
+        return []
+    out = [node]
+    for key in ("pretokenizers", "normalizers", "decoders"):
+        for child in node.get(key) or []:
+            out.extend(_nodes(child))
+    return out
+
+
 def _uses(spec: dict[str, Any], kind: str) -> bool:
     """Whether the pre-tokenizer (or a Sequence's member) or the decoder is of this type."""
-    found: list[bool] = []
-
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == kind:
-                found.append(True)
-            for key in ("pretokenizers", "decoders"):
-                for child in node.get(key) or []:
-                    visit(child)
-
-    visit(spec.get("pre_tokenizer"))
-    visit(spec.get("decoder"))
-    return bool(found)
+    nodes = _nodes(spec.get("pre_tokenizer")) + _nodes(spec.get("decoder"))
+    return any(n.get("type") == kind for n in nodes)
 
 
 def _metaspace_marker(spec: dict[str, Any]) -> str:
     """The character a Metaspace pre-tokenizer puts for spaces ("" when there is none)."""
-    node = spec.get("pre_tokenizer")
-    nodes = [node]
-    if isinstance(node, dict) and node.get("type") == "Sequence":
-        nodes = list(node.get("pretokenizers") or [])
-    for n in nodes:
-        if isinstance(n, dict) and n.get("type") == "Metaspace":
+    for n in _nodes(spec.get("pre_tokenizer")):
+        if n.get("type") == "Metaspace":
             replacement = n.get("replacement", "\u2581")
             return replacement if isinstance(replacement, str) else "\u2581"
     return ""
@@ -424,20 +422,12 @@ def _metaspace_marker(spec: dict[str, Any]) -> str:
 
 def _replaced_space(spec: dict[str, Any]) -> str:
     """What a normalizer writes for a space (Llama 2 style: Replace " " by "▁"), else ""."""
-    found: list[str] = []
-
-    def visit(node: Any) -> None:
-        if not isinstance(node, dict):
-            return
-        if node.get("type") == "Replace" and node.get("pattern") == {"String": " "}:
-            content = node.get("content")
+    for n in _nodes(spec.get("normalizer")):
+        if n.get("type") == "Replace" and n.get("pattern") == {"String": " "}:
+            content = n.get("content")
             if isinstance(content, str) and len(content) == 1:
-                found.append(content)
-        for child in node.get("normalizers") or []:
-            visit(child)
-
-    visit(spec.get("normalizer"))
-    return found[0] if found else ""
+                return content
+    return ""
 
 
 @cache
