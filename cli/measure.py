@@ -76,7 +76,7 @@ class Measurer:
     def __init__(self, overrides: Overrides) -> None:
         self.overrides = overrides
         self.finder = ConfigFinder()
-        # Loaded models by real file path, and what each spec (with its base folder) resolved to.
+        # Loaded models by ModelSource.key, and what each spec (with its base folder) resolved to.
         self._models: dict[str, Model] = {}
         self._by_spec: dict[tuple[str, Path | None], Model] = {}
         self._explicit = None if overrides.config is None else self.finder.load(overrides.config)
@@ -96,14 +96,13 @@ class Measurer:
         if known is not None:
             return known
         source = resolve_model(text, base_dir)
-        named = source.kind == "tiktoken"
-        if text and text not in bundled_models() and not named:
+        if text and text not in bundled_models() and source.kind != "tiktoken":
             _check_file(text, base_dir, Path(source.path))
-        key = source.path if named else os.path.realpath(source.path)
-        if key not in self._models:
-            self._models[key] = source.load()
-        self._by_spec[(text, base_dir)] = self._models[key]
-        return self._models[key]
+        model = self._models.get(source.key)
+        if model is None:
+            model = self._models[source.key] = source.load()
+        self._by_spec[(text, base_dir)] = model
+        return model
 
     def model_for(self, config: ProjectConfig | None) -> Model:
         """The command line's model, else the configuration's (its errors name the file)."""

@@ -52,6 +52,12 @@ class ModelSource:
     # Which loader reads it: "sentencepiece", "tiktoken" (path is the spec) or "tekken".
     kind: str = "sentencepiece"
 
+    @property
+    def key(self) -> str:
+        """What every spec that loads the same model shares, to load it once: the file's real
+        path, or a tiktoken encoding's name (named, not a file)."""
+        return self.path if self.kind == "tiktoken" else os.path.realpath(self.path)
+
     def load(self) -> Model:
         """The model in this file (ModelError when it cannot be used)."""
         if self.kind == "tiktoken":
