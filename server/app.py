@@ -1,9 +1,11 @@
-"""The language server: its features, the events they follow, and `serve()` (`tokenline serve`).
+"""The language server: the host of its features, the documents, and `serve()` (`tokenline serve`).
 
-Each feature (server/feature.py) owns its state and its LSP handlers; the server holds them,
-passes document events and idle-time publishing to all of them, and answers `initialize`. The
-text of each open document lives in the DocumentStore (tokenline.core Documents); pygls's
-workspace keeps only the workspace folders.
+Each feature (server/feature.py) owns its state and its LSP handlers and asks the server only
+what `feature.Host` offers; the server holds the features, passes document events and idle-time
+publishing to all of them (each on its own: server/dispatch.py), and makes each document's
+settings and model from the configuration, project and models features. The text of each open
+document lives in the DocumentStore (tokenline.core Documents); pygls's workspace keeps only the
+workspace folders.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import sys
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
 
 from lsprotocol import types
@@ -24,17 +26,19 @@ from pygls.protocol.language_server import lsp_method
 from tokenline import __version__
 from tokenline.core import COMPILED, UTF16, load_model
 from tokenline.server.budgets import ProjectFeature
+from tokenline.server.configuration import ConfigurationFeature
 from tokenline.server.counts import CountsFeature
 from tokenline.server.diagnostics import DiagnosticsFeature
-from tokenline.server.feature import Change, Feature, plain_function
+from tokenline.server.dispatch import Features, logged
+from tokenline.server.feature import Change, DocState, Feature, Handler, Host
 from tokenline.server.hover import HoverFeature
 from tokenline.server.models import ModelsFeature
 from tokenline.server.positions import unit_of
 from tokenline.server.sections import SectionsFeature
 from tokenline.server.semantic import SemanticTokensFeature
-from tokenline.server.settings import SettingsFeature
+from tokenline.server.settings import Settings
 from tokenline.server.status import StatusFeature
-from tokenline.server.store import DocState, DocumentStore
+from tokenline.server.store import DocumentStore
 from tokenline.server.transport import run_stdio, run_tcp, setup_logging
 
 log = logging.getLogger("tokenline.server")
@@ -74,9 +78,11 @@ class TokenlineProtocol(LanguageServerProtocol):
 
 
 class TokenlineServer(LanguageServer):
-    """Tokenline's language server: its features, and publishing after changes."""
+    """Tokenline's language server: the host of its features (feature.Host), the documents,
+    and publishing after changes."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra: Sequence[Callable[[Host], Feature]] = ()) -> None:
+        """extra: features to run before the built-in ones (a test adds a failing one)."""
         super().__init__(
             "tokenline",
             __version__,
@@ -85,23 +91,26 @@ class TokenlineServer(LanguageServer):
         )
         # The code units of LSP positions the client and the server agreed on.
         self.unit = UTF16
-        # The features other features call.
-        self.documents = DocumentStore(self)
-        self.settings = SettingsFeature(self)
+        self.store = DocumentStore()
+        # The features whose data makes a document's settings and model.
+        self.configuration = ConfigurationFeature(self)
         self.project = ProjectFeature(self)
         self.models = ModelsFeature(self)
-        # Every feature, in the order its hooks run (status before diagnostics).
-        self.features: tuple[Feature, ...] = (
-            self.documents,
-            self.settings,
-            self.project,
-            self.models,
-            StatusFeature(self),
-            DiagnosticsFeature(self),
-            SemanticTokensFeature(self),
-            HoverFeature(self),
-            SectionsFeature(self),
-            CountsFeature(self),
+        # Every feature, in the order its hooks run (the user's configuration is pulled before
+        # the project's files are watched; status before diagnostics).
+        self.features = Features(
+            [
+                *(make(self) for make in extra),
+                self.configuration,
+                self.project,
+                self.models,
+                StatusFeature(self),
+                DiagnosticsFeature(self),
+                SemanticTokensFeature(self),
+                HoverFeature(self),
+                SectionsFeature(self),
+                CountsFeature(self),
+            ]
         )
         # Documents changed since their status and diagnostics were last published.
         self.pending: set[str] = set()
@@ -110,8 +119,7 @@ class TokenlineServer(LanguageServer):
 
     def initialize(self, params: types.InitializeParams) -> None:
         self.unit = unit_of(str(self.workspace.position_encoding or "utf-16"))
-        for feature in self.features:
-            feature.initialize(params)
+        self.features.each("initialize", params)
         log.info(
             "tokenline %s (core %s) initialized; position encoding %s",
             __version__,
@@ -119,22 +127,79 @@ class TokenlineServer(LanguageServer):
             self.workspace.position_encoding,
         )
 
+    async def initialized(self, params: types.InitializedParams) -> None:
+        await self.features.initialized()
+
+    # -- the host of the features (feature.Host) --------------------------------------------------
+
+    def document(self, uri: str) -> DocState:
+        return self.store.require(uri)
+
+    def folders(self) -> list[str]:
+        try:
+            return list(self.workspace.folders.keys())
+        except RuntimeError:
+            return []
+
+    def notify(self, method: str, params: object) -> None:
+        self.protocol.notify(method, params)
+
+    def request(self, method: str, params: object) -> Awaitable[Any]:
+        answer: asyncio.Future[Any] = self.protocol.send_request_async(method, params)
+        # Unawaited (a refresh), a refused request is no error worth a log line.
+        answer.add_done_callback(_quietly)
+        return answer
+
+    def configuration_changed(self) -> None:
+        self.features.each("configuration_changed")
+
+    def settings_changed(self) -> None:
+        """Re-reads every document's settings; re-tokenizes those whose model changed."""
+        changed_any = False
+        for st in self.store:
+            settings = self.settings_for(st.uri)
+            model = self.models.for_document(st.uri, settings, st.model)
+            if model is not st.model:
+                self.document_changed(st, self.store.set_model(st, model))
+                changed_any = True
+            if settings != st.settings:
+                st.settings = settings
+                self.mark(st.uri)
+                changed_any = True
+        if changed_any:
+            self.flush()
+            self.features.each("refresh")
+
+    def settings_for(self, uri: str) -> Settings:
+        """A document's settings: the project's, the user's over them (problems told once)."""
+        settings, problems = self.project.settings(uri, self.configuration.layers(uri))
+        self.configuration.warn(problems)
+        return settings
+
     # -- document events --------------------------------------------------------------------------
 
-    def document_opened(self, st: DocState) -> None:
-        for feature in self.features:
-            feature.document_opened(st)
+    def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        settings = self.settings_for(uri)
+        model = self.models.for_document(uri, settings, None)
+        st = self.store.open(params.text_document, settings, model)
+        self.features.each("document_opened", st)
         self.mark(st.uri)
+
+    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        changed = self.store.change(params, self.unit)
+        if changed is not None:
+            self.document_changed(*changed)
+
+    def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        st = self.store.close(params.text_document.uri)
+        if st is not None:
+            self.pending.discard(st.uri)
+            self.features.each("document_closed", st)
 
     def document_changed(self, st: DocState, change: Change) -> None:
-        for feature in self.features:
-            feature.document_changed(st, change)
+        self.features.each("document_changed", st, change)
         self.mark(st.uri)
-
-    def document_closed(self, st: DocState) -> None:
-        self.pending.discard(st.uri)
-        for feature in self.features:
-            feature.document_closed(st)
 
     # -- publishing -------------------------------------------------------------------------------
 
@@ -154,14 +219,9 @@ class TokenlineServer(LanguageServer):
         uris = list(self.pending)
         self.pending.clear()
         for uri in uris:
-            st = self.documents.get(uri)
-            if st is None:
-                continue
-            try:
-                for feature in self.features:
-                    feature.publish(st)
-            except Exception:
-                log.exception("%s: publishing the status failed", uri)
+            st = self.store.get(uri)
+            if st is not None:
+                self.features.each("publish", st)
 
     # -- errors -----------------------------------------------------------------------------------
 
@@ -185,11 +245,25 @@ class TokenlineServer(LanguageServer):
             log.exception("could not send window/showMessage")
 
 
+def _quietly(answer: asyncio.Future[Any]) -> None:
+    """Takes a request's exception as seen, so that asyncio does not log an unawaited one."""
+    if not answer.cancelled():
+        answer.exception()
+
+
 def register(ls: TokenlineServer) -> None:
-    """Registers `initialize` and every feature's handlers on `ls`."""
-    ls.feature(types.INITIALIZE)(plain_function(ls.initialize))
-    for feature in ls.features:
-        feature.register()
+    """Registers the server's own handlers and every feature's on `ls`."""
+    own = [
+        Handler(types.INITIALIZE, ls.initialize),
+        Handler(types.INITIALIZED, ls.initialized),
+        Handler(types.TEXT_DOCUMENT_DID_OPEN, ls.did_open),
+        Handler(types.TEXT_DOCUMENT_DID_CHANGE, ls.did_change),
+        Handler(types.TEXT_DOCUMENT_DID_CLOSE, ls.did_close),
+    ]
+    for h in own:
+        ls.feature(h.method)(logged("server", h))
+    for method, handler, options in ls.features.handlers():
+        ls.feature(method, options)(handler)
 
 
 def serve(tcp: str | None = None) -> int:

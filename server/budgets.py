@@ -15,17 +15,13 @@ import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from tokenline.config import CONFIG_NAMES, ConfigError, ConfigFinder, ProjectConfig
-from tokenline.server.feature import Feature
-from tokenline.server.models import uri_path
+from tokenline.server.feature import Feature, Handler, Host
 from tokenline.server.settings import Settings
-
-if TYPE_CHECKING:
-    from tokenline.server.app import TokenlineServer
+from tokenline.server.uris import uri_path
 
 log = logging.getLogger("tokenline.server")
 
@@ -37,23 +33,25 @@ WATCH_ID = "tokenline-config-files"
 class ProjectFeature(Feature):
     """Each document's project configuration, the settings built on it, and re-reading it."""
 
-    def __init__(self, server: TokenlineServer) -> None:
-        super().__init__(server)
+    def __init__(self, host: Host) -> None:
+        super().__init__(host)
         self.finder = ConfigFinder()
         self.can_watch_files = False
         self._reported: set[str] = set()
 
-    def register(self) -> None:
-        self.handle(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, self.did_change_watched_files)
+    def handlers(self) -> list[Handler]:
+        return [Handler(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, self.did_change_watched_files)]
 
     def initialize(self, params: types.InitializeParams) -> None:
         ws = params.capabilities.workspace
         watch = ws.did_change_watched_files if ws else None
         self.can_watch_files = bool(watch and watch.dynamic_registration)
 
-    async def watch_config_files(self) -> None:
+    async def initialized(self) -> None:
         """Asks the client to report changes of configuration files, so that an edited budget
-        applies without a restart (after `initialized`). A client that refuses only loses that."""
+        applies without a restart. After the settings are pulled (the order of the features): a
+        client may take its time to set up file watching. A client that refuses only loses that.
+        """
         if not self.can_watch_files:
             return
         watchers = [types.FileSystemWatcher(glob_pattern=g) for g in WATCH_GLOBS]
@@ -63,18 +61,19 @@ class ProjectFeature(Feature):
             register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
         )
         try:
-            await self.server.client_register_capability_async(
-                types.RegistrationParams(registrations=[registration])
+            await self.host.request(
+                types.CLIENT_REGISTER_CAPABILITY,
+                types.RegistrationParams(registrations=[registration]),
             )
         except Exception as exc:
             log.warning("the client did not watch the configuration files: %s", exc)
 
     def did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
         if any(is_config_file(uri_path(c.uri)) for c in params.changes):
-            self.reload()
-            self.server.settings.apply()
+            self.configuration_changed()
+            self.host.settings_changed()
 
-    def reload(self) -> None:
+    def configuration_changed(self) -> None:
         """Forgets every configuration read, so that the next lookup reads the files again."""
         self.finder.clear()
         self._reported.clear()
@@ -92,7 +91,7 @@ class ProjectFeature(Feature):
             if message not in self._reported:
                 self._reported.add(message)
                 log.warning("%s", message)
-                self.server.show(
+                self.host.show(
                     types.MessageType.Warning,
                     f"Tokenline: {message}. This configuration is not applied: "
                     "using your settings and the defaults.",
@@ -131,12 +130,3 @@ def project_base(config: ProjectConfig) -> Settings:
 
 def is_config_file(path: str | None) -> bool:
     return path is not None and Path(path).name in CONFIG_NAMES
-
-
-def status_fields(s: Settings) -> dict[str, object]:
-    """What `tokenline/status` adds: the effective warnAt, and the budget when one applies."""
-    fields: dict[str, object] = {"warnAt": s.warn_at}
-    if s.budget is not None:
-        fields["budget"] = s.budget
-        fields["budgetPattern"] = s.budget_pattern
-    return fields

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from tokenline.core import Document
-from tokenline.server.feature import Feature
+from tokenline.server.feature import Feature, Handler
 from tokenline.server.positions import offset_range, param, ranges_of
 
 COUNT = "tokenline/count"
@@ -18,9 +18,8 @@ T = TypeVar("T")
 class CountsFeature(Feature):
     """Token counts and ids of ranges of a document."""
 
-    def register(self) -> None:
-        self.handle(COUNT, self.count)
-        self.handle(IDS, self.ids)
+    def handlers(self) -> list[Handler]:
+        return [Handler(COUNT, self.count), Handler(IDS, self.ids)]
 
     def count(self, params: Any) -> dict[str, list[int]]:
         return {"counts": self._each_range(params, lambda doc, a, b: int(doc.count(a, b)))}
@@ -30,8 +29,8 @@ class CountsFeature(Feature):
 
     def _each_range(self, params: Any, answer: Callable[[Document, int, int], T]) -> list[T]:
         """answer(doc, start, end) for each of params.ranges of the document params.uri."""
-        st = self.server.documents.require(str(param(params, "uri")))
-        spans = [offset_range(st.doc, rng, self.server.unit) for rng in ranges_of(params)]
+        st = self.host.document(str(param(params, "uri")))
+        spans = [offset_range(st.doc, rng, self.host.unit) for rng in ranges_of(params)]
         return [answer(st.doc, a, b) for a, b in spans]
 
 

@@ -4,18 +4,13 @@ document's budget from the project configuration when it has one, else the conte
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from tokenline.core import Document
-from tokenline.server.feature import Feature
+from tokenline.server.feature import DocState, Feature, Host
 from tokenline.server.settings import Settings
 from tokenline.server.text import fmt
-
-if TYPE_CHECKING:
-    from tokenline.server.app import TokenlineServer
-    from tokenline.server.store import DocState
 
 SOURCE = "tokenline"
 CODE_OVER = "context-window"
@@ -126,25 +121,27 @@ def key(diags: list[types.Diagnostic]) -> tuple[object, ...]:
 class DiagnosticsFeature(Feature):
     """Publishes each document's diagnostics when they differ from what it last published."""
 
-    def __init__(self, server: TokenlineServer) -> None:
-        super().__init__(server)
+    def __init__(self, host: Host) -> None:
+        super().__init__(host)
         self._published: dict[str, tuple[object, ...]] = {}
 
     def document_opened(self, st: DocState) -> None:
         self._published.pop(st.uri, None)
 
     def publish(self, st: DocState) -> None:
-        diags = compute(st.doc, st.settings, self.server.unit)
+        diags = compute(st.doc, st.settings, self.host.unit)
         published = key(diags)
         if self._published.get(st.uri) == published:
             return
         self._published[st.uri] = published
-        self.server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=st.uri, diagnostics=diags, version=st.version)
+        self.host.notify(
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            types.PublishDiagnosticsParams(uri=st.uri, diagnostics=diags, version=st.version),
         )
 
     def document_closed(self, st: DocState) -> None:
         if self._published.pop(st.uri, None):
-            self.server.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=st.uri, diagnostics=[])
+            self.host.notify(
+                types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                types.PublishDiagnosticsParams(uri=st.uri, diagnostics=[]),
             )

@@ -1,23 +1,24 @@
-"""What a unit of the server is: its own state, the LSP methods it answers, the events it follows.
+"""What a unit of the server is, and all it may ask of the server.
 
-A feature is built with the server (`TokenlineServer.__init__` lists them), registers its LSP
-handlers in `register`, and overrides the hooks it needs; the server calls each hook on every
-feature in that list's order. Per-document state a feature keeps (a cache, what it last
+A feature is built with the server (`TokenlineServer.__init__` lists them) from a `Host`: the
+small protocol below is everything a feature may ask of the server, so that no feature reads
+another's state or imports `app.py`. A feature names the LSP methods it answers in `handlers`
+and overrides the hooks it needs; the server calls each hook on every feature in that list's
+order, each call on its own (server/dispatch.py): an exception in one feature is logged with its
+name and the others still run. Per-document state a feature keeps (a cache, what it last
 published) lives in the feature, keyed by URI, and goes in `document_closed`.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple, Protocol
 
 from lsprotocol import types
 
-if TYPE_CHECKING:
-    from tokenline.server.app import TokenlineServer
-    from tokenline.server.store import DocState
+from tokenline.core import Document, Model
+from tokenline.server.settings import Settings
 
 # "Every line so far": the largest count of untouched lines a change can report.
 ALL_LINES = 1 << 62
@@ -47,21 +48,81 @@ class Change:
 EVERYTHING = Change(0, 0)
 
 
+@dataclass
+class DocState:
+    """One open document: its text and tokens, and the settings it is checked against."""
+
+    uri: str
+    language_id: str
+    version: int | None
+    doc: Document
+    settings: Settings
+    surrogates_logged: bool = False
+
+    @property
+    def model(self) -> Model:
+        return self.doc.model
+
+
+class Host(Protocol):
+    """What a feature may ask of the server (TokenlineServer is the one host)."""
+
+    @property
+    def unit(self) -> int:
+        """The code unit of LSP positions that the client and the server agreed on."""
+
+    def document(self, uri: str) -> DocState:
+        """The open document at uri; an InvalidParams error answer when it is not open."""
+
+    def folders(self) -> list[str]:
+        """The workspace folders' URIs (none before `initialize`)."""
+
+    def notify(self, method: str, params: object) -> None:
+        """Sends a notification to the client."""
+
+    def request(self, method: str, params: object) -> Awaitable[Any]:
+        """Sends a request to the client now; awaiting the result gives its answer."""
+
+    def show(self, kind: types.MessageType, message: str) -> None:
+        """Shows the user a message (`window/showMessage`); never raises."""
+
+    def configuration_changed(self) -> None:
+        """Event: the user's configuration changed. Every feature's `configuration_changed`
+        hook runs (forgetting what it read or reported of the old one)."""
+
+    def settings_changed(self) -> None:
+        """Event: a source of settings changed. Every document's settings and model are read
+        again, and what changed is published."""
+
+
+class Handler(NamedTuple):
+    """An LSP method a feature answers: the method, its handler, and the method's options."""
+
+    method: str
+    run: Callable[[Any], Any]
+    options: Any = None
+
+
 class Feature:
     """Base class of the server's features: every hook does nothing."""
 
-    def __init__(self, server: TokenlineServer) -> None:
-        self.server = server
+    def __init__(self, host: Host) -> None:
+        self.host = host
 
-    def register(self) -> None:
-        """Registers this feature's LSP handlers on the server (with `handle`)."""
+    @property
+    def name(self) -> str:
+        """How the log names this feature."""
+        return type(self).__name__
 
-    def handle(self, method: str, handler: Callable[[Any], Any], options: Any = None) -> None:
-        """Makes a method of this feature the server's handler of an LSP method."""
-        self.server.feature(method, options)(plain_function(handler))
+    def handlers(self) -> Iterable[Handler]:
+        """The LSP methods this feature answers."""
+        return ()
 
     def initialize(self, params: types.InitializeParams) -> None:
         """The client's `initialize`: read its capabilities and options."""
+
+    async def initialized(self) -> None:
+        """The client's `initialized`: ask the client for what needs asking."""
 
     def document_opened(self, st: DocState) -> None:
         """A document was opened (it is in the store)."""
@@ -75,21 +136,8 @@ class Feature:
     def publish(self, st: DocState) -> None:
         """Send what the client should see after changes to `st` (when input is idle)."""
 
+    def configuration_changed(self) -> None:
+        """The user's configuration changed: forget what was read or reported of the old one."""
+
     def refresh(self) -> None:
         """New settings changed what documents show: ask the client to re-request it."""
-
-
-def plain_function(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """handler as a plain function, sync or async like it: pygls writes attributes on its
-    handlers, which a bound method cannot take."""
-    if asyncio.iscoroutinefunction(handler):
-
-        async def run_async(params: Any) -> Any:
-            return await handler(params)
-
-        return run_async
-
-    def run(params: Any) -> Any:
-        return handler(params)
-
-    return run

@@ -8,7 +8,7 @@ from typing import Any
 from lsprotocol import types
 
 from tokenline.core import TOKEN_BYTE, TOKEN_SPECIAL, TOKEN_UNKNOWN, Document
-from tokenline.server.feature import Feature
+from tokenline.server.feature import Feature, Handler
 from tokenline.server.positions import param, position_of
 from tokenline.server.text import fmt
 
@@ -182,19 +182,18 @@ def hover(doc: Document, offset: int, unit: int) -> types.Hover | None:
 class HoverFeature(Feature):
     """The token under the cursor: LSP hover, and `tokenline/tokenAt` for the editors' own UI."""
 
-    def register(self) -> None:
-        self.handle(types.TEXT_DOCUMENT_HOVER, self.hover)
-        self.handle(TOKEN_AT, self.token_at)
+    def handlers(self) -> list[Handler]:
+        return [Handler(types.TEXT_DOCUMENT_HOVER, self.hover), Handler(TOKEN_AT, self.token_at)]
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:
-        st = self.server.documents.require(params.text_document.uri)
+        st = self.host.document(params.text_document.uri)
         position = params.position
-        unit = self.server.unit
+        unit = self.host.unit
         return hover(st.doc, int(st.doc.offset(position.line, position.character, unit)), unit)
 
     def token_at(self, params: Any) -> dict[str, object] | None:
-        st = self.server.documents.require(str(param(params, "uri")))
+        st = self.host.document(str(param(params, "uri")))
         line, character = position_of(param(params, "position"))
-        unit = self.server.unit
+        unit = self.host.unit
         info = token_info(st.doc, int(st.doc.offset(line, character, unit)))
         return None if info is None else token_at_result(st.doc, info, unit)

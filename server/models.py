@@ -17,8 +17,7 @@ import os
 from collections import deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
+from typing import Any
 
 from lsprotocol import types
 
@@ -32,11 +31,9 @@ from tokenline.core import (
     hf_cached_repos,
     resolve_model,
 )
-from tokenline.server.feature import Feature
+from tokenline.server.feature import Feature, Handler, Host
 from tokenline.server.settings import Settings
-
-if TYPE_CHECKING:
-    from tokenline.server.app import TokenlineServer
+from tokenline.server.uris import folder_of, uri_path
 
 log = logging.getLogger("tokenline.server")
 
@@ -58,12 +55,10 @@ class ModelCache:
     def get(self, setting: str, base_dir: str | None = None) -> Model:
         """The model a setting names (ModelError if it cannot be used)."""
         source = resolve_model(setting, base_dir)
-        # A tiktoken encoding is named, not a file: its name is the key.
-        key = source.path if source.kind == "tiktoken" else os.path.realpath(source.path)
-        model = self._models.get(key)
+        model = self._models.get(source.key)
         if model is None:
             model = source.load()
-            self._models[key] = model
+            self._models[source.key] = model
             log.info("loaded %r from %s (%s)", model.name, source.path, model.mode_note)
         return model
 
@@ -139,37 +134,29 @@ def _walk(folder: Path) -> Iterator[tuple[Path, list[str]]]:
         yield here, files
 
 
-def uri_path(uri: str) -> str | None:
-    """The file-system path of a file: URI (None for other schemes)."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None
-    return unquote(parsed.path)
-
-
 class ModelsFeature(Feature):
     """Each document's model, the last one that loaded for each setting, and `tokenline/models`."""
 
-    def __init__(self, server: TokenlineServer) -> None:
-        super().__init__(server)
+    def __init__(self, host: Host) -> None:
+        super().__init__(host)
         self.cache = ModelCache()
         self._last_good: dict[str, Model] = {}
         self._errors_shown: set[str] = set()
 
-    def register(self) -> None:
-        self.handle(MODELS, self.list_models)
+    def handlers(self) -> list[Handler]:
+        return [Handler(MODELS, self.list_models)]
 
     def list_models(self, params: Any) -> dict[str, list[dict[str, str]]]:
-        folders = [uri_path(f) for f in self.server.settings.folders()]
+        folders = [uri_path(f) for f in self.host.folders()]
         return {"models": model_choices([Path(f) for f in folders if f])}
 
-    def forget_shown_errors(self) -> None:
+    def configuration_changed(self) -> None:
         """New configuration: a model that still fails is reported again."""
         self._errors_shown.clear()
 
     def for_document(self, uri: str | None, settings: Settings, current: Model | None) -> Model:
         """The model the settings name, or (on failure) the current/last good/bundled one."""
-        folder = self.server.settings.folder_of(uri)
+        folder = folder_of(self.host.folders(), uri)
         base_dir = uri_path(folder) if folder else None
         try:
             model = self.cache.get(settings.model, base_dir)
@@ -186,7 +173,7 @@ class ModelsFeature(Feature):
             return
         self._errors_shown.add(key)
         log.error("%s", exc)
-        self.server.show(
+        self.host.show(
             types.MessageType.Error,
             f"Tokenline: cannot load the tokenizer model {exc.path}: {exc.reason}. "
             f"Still using {fallback.name}.",

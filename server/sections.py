@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from tokenline.core import Document
-from tokenline.server.feature import Change, Feature
+from tokenline.server.feature import Change, DocState, Feature, Handler, Host
 from tokenline.server.positions import count_breaks
 from tokenline.server.text import fmt
-
-if TYPE_CHECKING:
-    from tokenline.server.app import TokenlineServer
-    from tokenline.server.store import DocState
 
 # (line, start offset, end offset of the heading text) of one ATX heading.
 Heading = tuple[int, int, int]
@@ -115,14 +110,14 @@ def inlay_hints(
 class SectionsFeature(Feature):
     """Section token counts of Markdown documents as inlay hints; headings cached per document."""
 
-    def __init__(self, server: TokenlineServer) -> None:
-        super().__init__(server)
+    def __init__(self, host: Host) -> None:
+        super().__init__(host)
         self._headings: dict[str, list[Heading]] = {}
         self.can_refresh = False
 
-    def register(self) -> None:
+    def handlers(self) -> list[Handler]:
         options = types.InlayHintOptions(resolve_provider=False)
-        self.handle(types.TEXT_DOCUMENT_INLAY_HINT, self.inlay_hint, options)
+        return [Handler(types.TEXT_DOCUMENT_INLAY_HINT, self.inlay_hint, options)]
 
     def initialize(self, params: types.InitializeParams) -> None:
         ws = params.capabilities.workspace
@@ -140,14 +135,14 @@ class SectionsFeature(Feature):
     def refresh(self) -> None:
         if self.can_refresh:
             with contextlib.suppress(Exception):
-                self.server.workspace_inlay_hint_refresh(None)
+                self.host.request(types.WORKSPACE_INLAY_HINT_REFRESH, None)
 
     def inlay_hint(self, params: types.InlayHintParams) -> list[types.InlayHint]:
-        st = self.server.documents.require(params.text_document.uri)
+        st = self.host.document(params.text_document.uri)
         if not st.settings.section_counts or not is_markdown(st.uri, st.language_id):
             return []
         heads = self._headings.get(st.uri)
         if heads is None:
             heads = self._headings[st.uri] = headings(st.doc.text)
         first_line, last_line = params.range.start.line, params.range.end.line
-        return inlay_hints(st.doc, heads, first_line, last_line, self.server.unit)
+        return inlay_hints(st.doc, heads, first_line, last_line, self.host.unit)

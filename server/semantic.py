@@ -25,7 +25,6 @@ import re
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -37,12 +36,8 @@ from tokenline.core import (
     UTF32,
     Document,
 )
-from tokenline.server.feature import ALL_LINES, Change, Feature
+from tokenline.server.feature import ALL_LINES, Change, DocState, Feature, Handler, Host
 from tokenline.server.positions import unit_columns, units
-
-if TYPE_CHECKING:
-    from tokenline.server.app import TokenlineServer
-    from tokenline.server.store import DocState
 
 TOKEN_TYPES = ["tokenlineA", "tokenlineB"]
 TOKEN_MODIFIERS = ["whitespace", "bytes", "special", "unknown"]
@@ -388,16 +383,18 @@ def range_tokens(doc: Document, rng: types.Range, unit: int) -> list[int]:
 class SemanticTokensFeature(Feature):
     """Semantic tokens (full, delta, range), with each document's last full result for deltas."""
 
-    def __init__(self, server: TokenlineServer) -> None:
-        super().__init__(server)
+    def __init__(self, host: Host) -> None:
+        super().__init__(host)
         self._results: dict[str, SemanticCache] = {}
         self._result_ids = itertools.count(1)
         self.can_refresh = False
 
-    def register(self) -> None:
-        self.handle(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, self.full, LEGEND)
-        self.handle(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, self.delta)
-        self.handle(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, self.range)
+    def handlers(self) -> list[Handler]:
+        return [
+            Handler(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, self.full, LEGEND),
+            Handler(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, self.delta),
+            Handler(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, self.range),
+        ]
 
     def initialize(self, params: types.InitializeParams) -> None:
         ws = params.capabilities.workspace
@@ -421,15 +418,15 @@ class SemanticTokensFeature(Feature):
     def refresh(self) -> None:
         if self.can_refresh:
             with contextlib.suppress(Exception):
-                self.server.workspace_semantic_tokens_refresh(None)
+                self.host.request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)
 
     def full(self, params: types.SemanticTokensParams) -> types.SemanticTokens | None:
-        return self._full_result(self.server.documents.require(params.text_document.uri))
+        return self._full_result(self.host.document(params.text_document.uri))
 
     def delta(
         self, params: types.SemanticTokensDeltaParams
     ) -> types.SemanticTokens | types.SemanticTokensDelta | None:
-        st = self.server.documents.require(params.text_document.uri)
+        st = self.host.document(params.text_document.uri)
         cache = self._results.get(st.uri)
         if (
             st.doc.length() > FULL_LIMIT
@@ -438,22 +435,22 @@ class SemanticTokensFeature(Feature):
         ):
             return self._full_result(st)
         try:
-            cache, edits = delta(st.doc, self.server.unit, cache, self._next_result_id())
+            cache, edits = delta(st.doc, self.host.unit, cache, self._next_result_id())
         except Exception:
             del self._results[st.uri]
             raise
         return types.SemanticTokensDelta(edits=edits, result_id=cache.result_id)
 
     def range(self, params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
-        st = self.server.documents.require(params.text_document.uri)
-        return types.SemanticTokens(data=range_tokens(st.doc, params.range, self.server.unit))
+        st = self.host.document(params.text_document.uri)
+        return types.SemanticTokens(data=range_tokens(st.doc, params.range, self.host.unit))
 
     def _full_result(self, st: DocState) -> types.SemanticTokens | None:
         """A full result, remembered for deltas; None for documents served by range only."""
         if st.doc.length() > FULL_LIMIT:
             self._results.pop(st.uri, None)
             return None
-        cache = full(st.doc, self.server.unit, self._next_result_id())
+        cache = full(st.doc, self.host.unit, self._next_result_id())
         self._results[st.uri] = cache
         return types.SemanticTokens(data=cache.data.tolist(), result_id=cache.result_id)
 

@@ -1,28 +1,16 @@
-"""The `tokenline` settings section: defaults, validation, and where each value came from.
+"""The `tokenline` settings section: defaults and validation.
 
-Values arrive from `initializationOptions`, from `workspace/configuration` (globally and per
-workspace folder) and from `workspace/didChangeConfiguration`. Each source is a partial mapping;
+Each source of settings (server/configuration.py, server/budgets.py) is a partial mapping;
 `Settings.overlay` applies one on top of another, ignoring absent and null keys. A value of the
 wrong type or out of range is dropped with a problem message instead of being half-applied.
-`SettingsFeature` keeps the sources and answers the configuration notifications.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
-
-from lsprotocol import types
-
-from tokenline.server.feature import Feature
-
-if TYPE_CHECKING:
-    from tokenline.server.app import TokenlineServer
-
-log = logging.getLogger("tokenline.server")
+from typing import Any
 
 SECTION = "tokenline"
 # Longest rendering of a rejected value in a problem message.
@@ -145,134 +133,3 @@ def _show(v: object) -> str:
     if len(text) <= SHOWN_VALUE_CHARS:
         return text
     return text[: SHOWN_VALUE_CHARS - len(ELLIPSIS)] + ELLIPSIS
-
-
-def folder_of(folders: list[str], uri: str) -> str | None:
-    """The innermost workspace folder (a URI) that holds uri."""
-    best: str | None = None
-    for folder in folders:
-        prefix = folder.rstrip("/") + "/"
-        if (uri.startswith(prefix) or uri == folder) and (best is None or len(folder) > len(best)):
-            best = folder
-    return best
-
-
-class SettingsFeature(Feature):
-    """Where settings come from, each document's effective settings, and re-reading them."""
-
-    def __init__(self, server: TokenlineServer) -> None:
-        super().__init__(server)
-        # Setting sources, lowest precedence first: the project configuration of the document's
-        # file (server.project), initializationOptions, the global configuration (pulled or
-        # pushed), each workspace folder's configuration.
-        self.init_raw: object = None
-        self.global_raw: object = None
-        self.folder_raw: dict[str, object] = {}
-        self.can_pull_config = False
-        self._warned: set[str] = set()
-
-    def register(self) -> None:
-        self.handle(types.INITIALIZED, self.initialized)
-        self.handle(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self.did_change_configuration)
-        self.handle(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, self.did_change_folders)
-
-    def initialize(self, params: types.InitializeParams) -> None:
-        self.init_raw = params.initialization_options
-        _, problems = Settings().overlay(self.init_raw)
-        for p in problems:
-            log.warning("initializationOptions: %s", p)
-        ws = params.capabilities.workspace
-        self.can_pull_config = bool(ws and ws.configuration)
-
-    async def initialized(self, params: types.InitializedParams) -> None:
-        await self.pull_configuration()
-        # After the settings: a client may take its time to set up file watching.
-        await self.server.project.watch_config_files()
-
-    async def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
-        pushed = params.settings
-        if isinstance(pushed, dict) and (
-            SECTION in pushed
-            or any(isinstance(k, str) and k.startswith(SECTION + ".") for k in pushed)
-        ):
-            self.global_raw = pushed
-        self._warned.clear()
-        self.server.models.forget_shown_errors()
-        self.server.project.reload()
-        if self.can_pull_config:
-            await self.pull_configuration()
-        else:
-            self.apply()
-
-    async def did_change_folders(self, params: types.DidChangeWorkspaceFoldersParams) -> None:
-        for f in params.event.removed:
-            self.folder_raw.pop(f.uri, None)
-        await self.pull_configuration()
-
-    def folders(self) -> list[str]:
-        """The workspace folders' URIs (none before `initialize`)."""
-        try:
-            return list(self.server.workspace.folders.keys())
-        except RuntimeError:
-            return []
-
-    def folder_of(self, uri: str | None) -> str | None:
-        return folder_of(self.folders(), uri) if uri else None
-
-    def for_uri(self, uri: str | None) -> Settings:
-        """The settings of a document at uri: every source overlaid, problems warned about once."""
-        layers = [self.init_raw, self.global_raw]
-        folder = self.folder_of(uri)
-        if folder is not None and folder in self.folder_raw:
-            layers.append(self.folder_raw[folder])
-        settings, problems = self.server.project.settings(uri, layers)
-        for msg in problems:
-            self._warn_once(msg)
-        return settings
-
-    def _warn_once(self, msg: str) -> None:
-        if msg not in self._warned:
-            self._warned.add(msg)
-            log.warning("%s", msg)
-            self.server.show(types.MessageType.Warning, f"Tokenline: {msg}; using the default")
-
-    async def pull_configuration(self) -> None:
-        """Asks the client for the global and every folder's section, then applies them."""
-        if not self.can_pull_config:
-            return
-        folders = self.folders()
-        items = [types.ConfigurationItem(section=SECTION)]
-        items += [types.ConfigurationItem(scope_uri=f, section=SECTION) for f in folders]
-        try:
-            result = await self.server.workspace_configuration_async(
-                types.ConfigurationParams(items=items)
-            )
-        except Exception as exc:
-            log.warning("workspace/configuration failed: %s", exc)
-            return
-        values = list(result or [])
-        if values and values[0] is not None:
-            self.global_raw = values[0]
-        for f, v in zip(folders, values[1:], strict=False):
-            if v is not None:
-                self.folder_raw[f] = v
-        self.apply()
-
-    def apply(self) -> None:
-        """Re-reads every document's settings; re-tokenizes those whose model changed."""
-        ls = self.server
-        changed_any = False
-        for st in ls.documents:
-            settings = self.for_uri(st.uri)
-            model = ls.models.for_document(st.uri, settings, st.model)
-            if model is not st.model:
-                ls.documents.set_model(st, model)
-                changed_any = True
-            if settings != st.settings:
-                st.settings = settings
-                ls.mark(st.uri)
-                changed_any = True
-        if changed_any:
-            ls.flush()
-            for feature in ls.features:
-                feature.refresh()

@@ -1,29 +1,35 @@
-"""`tokenline/status`: the token count, context window and model of a document, after changes,
-and its project budget when it has one."""
+"""`tokenline/status`: what the editors show of a document after its changes, built here and
+nowhere else: its token count, context window, warnAt, model, whether the core is compiled, and
+its project budget when it has one."""
 
 from __future__ import annotations
 
 from tokenline.core import COMPILED
-from tokenline.server.budgets import status_fields
-from tokenline.server.feature import Feature
-from tokenline.server.store import DocState
+from tokenline.server.feature import DocState, Feature
 
 STATUS = "tokenline/status"
+
+
+def status(st: DocState) -> dict[str, object]:
+    """The `tokenline/status` notification's params for a document."""
+    s = st.settings
+    fields: dict[str, object] = {
+        "uri": st.uri,
+        "version": st.version,
+        "tokens": len(st.doc),
+        "contextWindow": s.context_window,
+        "model": st.doc.model.name,
+        "compiled": COMPILED,
+        "warnAt": s.warn_at,
+    }
+    if s.budget is not None:
+        fields["budget"] = s.budget
+        fields["budgetPattern"] = s.budget_pattern
+    return fields
 
 
 class StatusFeature(Feature):
     """Publishes a document's status each time its text, model or settings change."""
 
     def publish(self, st: DocState) -> None:
-        self.server.protocol.notify(
-            STATUS,
-            {
-                "uri": st.uri,
-                "version": st.version,
-                "tokens": len(st.doc),
-                "contextWindow": st.settings.context_window,
-                "model": st.doc.model.name,
-                "compiled": COMPILED,
-                **status_fields(st.settings),
-            },
-        )
+        self.host.notify(STATUS, status(st))

@@ -3,7 +3,8 @@
 Every content change of a `didChange` goes to the core as one edit, in order, with its LSP range
 converted to code-point offsets by the core's line index (never by rescanning the text). pygls's
 own TextDocument is not used: the server's protocol class keeps pygls's workspace out of
-didOpen/didChange/didClose, so no second copy of a document is rebuilt per change.
+didOpen/didChange/didClose, so no second copy of a document is rebuilt per change. The server
+answers those notifications (app.py) and hands each document to its features.
 """
 
 from __future__ import annotations
@@ -11,19 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from tokenline.core import UTF16, Document, Model
-from tokenline.server.feature import EVERYTHING, Change, Feature
+from tokenline.server.feature import EVERYTHING, Change, DocState
 from tokenline.server.settings import Settings
 from tokenline.server.text import clean
-
-if TYPE_CHECKING:
-    from tokenline.server.app import TokenlineServer
 
 log = logging.getLogger("tokenline.server")
 
@@ -31,36 +27,14 @@ log = logging.getLogger("tokenline.server")
 PREPARE_SLICE = 1 << 15
 
 
-@dataclass
-class DocState:
-    """One open document: its text and tokens, and the settings it is checked against."""
+class DocumentStore:
+    """Documents by URI, opened, changed and closed as the client says."""
 
-    uri: str
-    language_id: str
-    version: int | None
-    doc: Document
-    settings: Settings
-    surrogates_logged: bool = False
-
-    @property
-    def model(self) -> Model:
-        return self.doc.model
-
-
-class DocumentStore(Feature):
-    """Documents by URI, and the didOpen/didChange/didClose handlers that keep them."""
-
-    def __init__(self, server: TokenlineServer) -> None:
-        super().__init__(server)
+    def __init__(self) -> None:
         self._docs: dict[str, DocState] = {}
         # Documents finishing their opening in idle time, and the task doing it.
         self._preparing: dict[str, DocState] = {}
         self._prepare_task: asyncio.Task[None] | None = None
-
-    def register(self) -> None:
-        self.handle(types.TEXT_DOCUMENT_DID_OPEN, self.did_open)
-        self.handle(types.TEXT_DOCUMENT_DID_CHANGE, self.did_change)
-        self.handle(types.TEXT_DOCUMENT_DID_CLOSE, self.did_close)
 
     def __iter__(self) -> Iterator[DocState]:
         return iter(list(self._docs.values()))
@@ -78,40 +52,39 @@ class DocumentStore(Feature):
             raise JsonRpcInvalidParams(f"document not open: {uri}")
         return st
 
-    def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
-        item = params.text_document
-        ls = self.server
-        settings = ls.settings.for_uri(item.uri)
-        model = ls.models.for_document(item.uri, settings, None)
+    def open(self, item: types.TextDocumentItem, settings: Settings, model: Model) -> DocState:
+        """A document the client opened, tokenized with `model`."""
         text, replaced = clean(item.text)
         st = DocState(item.uri, item.language_id, item.version, Document(model, text), settings)
         if replaced:
             _log_surrogates(st, replaced)
         self._docs[item.uri] = st
-        ls.document_opened(st)
         self._prepare_later(st)
+        return st
 
-    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+    def change(
+        self, params: types.DidChangeTextDocumentParams, unit: int
+    ) -> tuple[DocState, Change] | None:
+        """Applies one didChange; the document and what the change left alone (None when the
+        document is not open)."""
         uri = params.text_document.uri
         st = self._docs.get(uri)
         if st is None:
             log.warning("didChange for %s, which is not open; ignored", uri)
-            return
+            return None
         version = params.text_document.version
-        change = apply_changes(st, version, params.content_changes, self.server.unit)
-        self.server.document_changed(st, change)
+        return st, apply_changes(st, version, params.content_changes, unit)
 
-    def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        st = self._docs.pop(params.text_document.uri, None)
-        if st is not None:
-            self.server.document_closed(st)
+    def close(self, uri: str) -> DocState | None:
+        """The document the client closed, out of the store (None when it was not open)."""
+        return self._docs.pop(uri, None)
 
-    def set_model(self, st: DocState, model: Model) -> None:
+    def set_model(self, st: DocState, model: Model) -> Change:
         """Re-tokenizes the document with another model (a full encode)."""
         log.info("%s: re-tokenizing with %s", st.uri, model.name)
         st.doc = Document(model, st.doc.text)
-        self.server.document_changed(st, Change(0, 0, new_model=True))
         self._prepare_later(st)
+        return Change(0, 0, new_model=True)
 
     def _prepare_later(self, st: DocState) -> None:
         """Finishes the document's opening in slices between requests (Document.prepare), so
