@@ -266,6 +266,7 @@ class Session:
         configuration: dict[str, Any] | None = None,
         folders: list[str] | None = None,
         env: dict[str, str] | None = None,
+        cmd: Sequence[str] = SERVER_CMD,
     ) -> None:
         self.loop = asyncio.new_event_loop()
         self.client: LanguageClient = make_test_lsp_client()
@@ -282,7 +283,7 @@ class Session:
         self.versions: dict[str, int] = {}
         full_env = dict(os.environ)
         full_env.update(env or {})
-        self.run(self.client.start_io(*SERVER_CMD, env=full_env))
+        self.run(self.client.start_io(*cmd, env=full_env))
         self.init_result = self.run(
             self.client.initialize_session(
                 T.InitializeParams(
