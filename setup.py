@@ -19,26 +19,35 @@ HERE = Path(__file__).parent.resolve()
 # and resolve (runs once per model load and only looks at the file system): compiling them would
 # buy nothing.
 COMPILED_MODULES = [
+    # The engine: what document.py reaches, naming no family.
     "fenwick",
     "chunks",
     "tokens",
-    "units",
     "rope",
+    "vocab",
+    "normalization",
+    "segments",
+    "window",
+    "family",
+    "opening",
+    "model",
+    "retokenize",
+    "document",
+    # Edge strategies the families share.
+    "symboledges",
+    "pretokenedges",
+    # The families.
+    "steps",
     "charsmap",
     "usermatch",
-    "vocab",
-    "segments",
     "normalizer",
-    "family",
+    "spsegments",
     "spfamily",
     "pretokens",
     "bytelevel",
     "hfbytelevel",
     "spacecuts",
     "hffamily",
-    "model",
-    "retokenize",
-    "document",
 ]
 
 

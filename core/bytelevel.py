@@ -1,10 +1,10 @@
 """Byte-level BPE after a regex pre-tokenizer: tiktoken's encodings, Mistral's Tekken, and
 byte-level BPE tokenizer.json files (through tokenline.core.hfbytelevel).
 
-Each piece the pattern cuts is encoded alone by the reference library itself (its BPE of one
-piece, behind a `PieceCoder`), so the ids are the library's. A token covers bytes, not characters:
-its length is the number of characters that start in it, and a token that starts inside a
-character continues it (JOIN_CHARACTER), which also keeps window edges off it. Built by
+Each pre-token the pattern cuts is encoded alone by the reference library itself (its BPE of one
+pre-token, behind a `PreTokenCoder`), so the ids are the library's. A token covers bytes, not
+characters: its length is the number of characters that start in it, and a token that starts
+inside a character continues it (JOIN_CHARACTER), which also keeps window edges off it. Built by
 tokenline.core.tiktokenloader and tokenline.core.hfloader.
 """
 
@@ -15,17 +15,11 @@ from typing import Any, Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import (
-    JOIN_CHARACTER,
-    JOIN_EDGE,
-    JOIN_INNER,
-    JOIN_UNKNOWN,
-    Encoded,
-    Family,
-)
-from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
+from tokenline.core.normalization import IdentityNorm, Normalization
+from tokenline.core.pretokenedges import PreTokenFamily
 from tokenline.core.pretokens import (
     NEWER_MARGIN,
+    READ_PAST,
     PreTokenSegmenter,
     holds_newer,
     newer_characters,
@@ -34,14 +28,23 @@ from tokenline.core.pretokens import (
     sync_in,
 )
 from tokenline.core.rope import TextRope
-from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens
+from tokenline.core.segments import CACHED_SEGMENT_CHARS
+from tokenline.core.tokens import (
+    JOIN_CHARACTER,
+    JOIN_EDGE,
+    JOIN_INNER,
+    JOIN_UNKNOWN,
+    TokenRun,
+    empty_run,
+    to_vec,
+)
 from tokenline.core.vocab import FLAG_CONTINUATION, Vocabulary
 
 # Characters of the text after a window read to prove its end is a cut (more only if that fails).
 AHEAD_CHARS: Final = 24
 
 
-class PieceCoder:
+class PreTokenCoder:
     """The reference library's BPE of one pre-token: what differs between tiktoken and the
     tokenizers library behind one ByteLevelFamily (ids are final: the vocabulary's)."""
 
@@ -49,18 +52,18 @@ class PieceCoder:
         """The library's ids of a whole text."""
         raise NotImplementedError
 
-    def piece(self, piece: str) -> list[int]:
-        """The ids the library gives `piece` as one pre-token."""
+    def pretoken(self, pretoken: str) -> list[int]:
+        """The ids the library gives one pre-token."""
         raise NotImplementedError
 
     def part(self, part: str) -> list[int]:
-        """The merges alone of `part`, a part of a long piece that a window edge cuts (never the
-        library's shortcut that takes a piece found in the vocabulary as one token)."""
+        """The merges alone of `part`, a part of a long pre-token that a window edge cuts (never
+        the library's shortcut that takes a pre-token found in the vocabulary as one token)."""
         raise NotImplementedError
 
-    def whole(self, piece: str) -> bool:
-        """Whether the library takes `piece` as one token without merging it: then none of its
-        parts may stand for it."""
+    def whole(self, pretoken: str) -> bool:
+        """Whether the library takes the pre-token as one token without merging it: then none
+        of its parts may stand for it."""
         raise NotImplementedError
 
     def token_bytes(self, token_id: i64) -> bytes | None:
@@ -68,11 +71,11 @@ class PieceCoder:
         raise NotImplementedError
 
 
-class TiktokenCoder(PieceCoder):
+class TiktokenCoder(PreTokenCoder):
     """A tiktoken Encoding (`enc`), whose ids are shifted by `id_offset` (Tekken's specials)."""
 
     enc: Any
-    # tiktoken's ranks (bytes -> rank, before id_offset), for the merges of parts of pieces.
+    # tiktoken's ranks (bytes -> rank, before id_offset), for the merges of parts of pre-tokens.
     ranks: dict[bytes, int]
     id_offset: i64
 
@@ -84,19 +87,19 @@ class TiktokenCoder(PieceCoder):
     def encode(self, text: str) -> list[int]:
         return self._shifted(self.enc.encode_ordinary(text))
 
-    def piece(self, piece: str) -> list[int]:
-        return self._shifted(self.enc._encode_single_piece(piece))
+    def pretoken(self, pretoken: str) -> list[int]:
+        return self._shifted(self.enc._encode_single_piece(pretoken))
 
     def part(self, part: str) -> list[int]:
-        # tiktoken returns a piece that is a token as that token without merging; a part is not
-        # a piece, so it gets the merges alone.
+        # tiktoken returns a pre-token that is a token as that token without merging; a part is
+        # not a pre-token, so it gets the merges alone.
         data = part.encode("utf-8")
         if data in self.ranks:
             return self._shifted(self.ranks_bpe(data))
-        return self.piece(part)
+        return self.pretoken(part)
 
-    def whole(self, piece: str) -> bool:
-        return piece.encode("utf-8") in self.ranks
+    def whole(self, pretoken: str) -> bool:
+        return pretoken.encode("utf-8") in self.ranks
 
     def token_bytes(self, token_id: i64) -> bytes | None:
         try:
@@ -131,29 +134,28 @@ class TiktokenCoder(PieceCoder):
         return [ranks[p] for p in parts]
 
 
-class ByteLevelFamily(Family):
-    """Pieces cut by `pieces`, each encoded by `coder`."""
+class ByteLevelFamily(PreTokenFamily):
+    """Pre-tokens cut by `splitter`, each encoded by `coder`."""
 
-    coder: PieceCoder
-    pieces: PreTokenSegmenter
-    rules: NormRules
-    # Characters whose pieces only the reference library decides (empty: none such).
+    coder: PreTokenCoder
+    splitter: PreTokenSegmenter
+    # Characters whose pre-tokens only the reference library decides (empty: none such).
     newer: frozenset[str]
 
-    def __init__(self, vocab: Vocabulary, coder: PieceCoder, pieces: PreTokenSegmenter) -> None:
+    def __init__(
+        self, vocab: Vocabulary, coder: PreTokenCoder, splitter: PreTokenSegmenter
+    ) -> None:
         super().__init__(vocab)
         self.coder = coder
-        self.pieces = pieces
-        self.rules = NormRules()
-        self.rules.add_dummy_prefix = False
-        self.rules.escape_whitespaces = False
+        self.splitter = splitter
         self.keeps_joins = True
         self.newer = frozenset()
+        self.read_past = READ_PAST
 
-    def use_runs(self, kind: i64) -> None:
-        """Edits inside long letter pieces need no scan of the piece (tiktoken's engine only:
+    def use_runs(self, run_class: i64) -> None:
+        """Edits inside long letter pre-tokens need no scan of them (tiktoken's engine only:
         the class tests are Python's regex, which is the reference's engine's twin here)."""
-        self.run_kind = kind
+        self.run_class = run_class
         longest: i64 = 0
         for n in self.vocab.piece_len:
             longest = max(longest, i64(n))
@@ -168,17 +170,16 @@ class ByteLevelFamily(Family):
     def clean(self, text: str) -> bool:
         return not holds_newer(self.newer, text)
 
-    def use_pieces(self) -> None:
-        """The pattern reads little past its cuts: edit and open piece by piece."""
-        self.pretokens = True
+    def use_pretokens(self) -> None:
+        """The pattern reads little past its cuts: edit and open pre-token by pre-token."""
         self.ahead_chars = AHEAD_CHARS
-        self.segmenter = self.pieces
+        self.segmenter = self.splitter
         self.lazy_cuts = True
 
     # -- the seam ------------------------------------------------------------------------------
 
     def normalization(self, rope: TextRope) -> Normalization:
-        return TrivialNorm(rope, self.rules)
+        return IdentityNorm(rope)
 
     def encode(self, text: str) -> list[int]:
         return self.coder.encode(text)
@@ -191,52 +192,52 @@ class ByteLevelFamily(Family):
                 return found
         return self.vocab.piece(token_id).encode("utf-8")
 
-    def tokens(self, text: str, normalized: bool) -> Encoded:
+    def tokens(self, text: str, normalized: bool) -> TokenRun:
         if not self.clean(text):
-            # The reference's own encode; where its pieces start is found later (lazy_cuts).
+            # The reference's own encode; where its pre-tokens start is found later.
             ids = self.encode(text)
             lens, _ = self.vocab.fixed_lengths(ids)
-            return Encoded(ids, lens, self.opening_joins(ids))
+            return TokenRun(to_vec(ids), lens, self.opening_joins(ids))
         found = self.window(text, 0, "", True, -1)
         assert found is not None
         return found
 
     def window(
-        self, text: str, skip: i64, ahead: str, final: bool, piece_end: i64
-    ) -> Encoded | None:
+        self, text: str, skip: i64, ahead: str, final: bool, pretoken_end: i64
+    ) -> TokenRun | None:
         n: i64 = len(text)
         full = text + ahead if ahead else text
-        out = Encoded([], vec[i32](), vec[u8]())
+        out = empty_run()
         pos: i64 = 0
-        for piece in self.pieces.split(full):
+        for pretoken in self.splitter.split(full):
             if pos >= n:
                 break
             start: i64 = pos
-            pos += len(piece)
+            pos += len(pretoken)
             if pos <= skip:
-                return None  # the new text cuts inside what was one piece
+                return None  # the new text cuts inside what was one pre-token
             if pos > n:
-                # The window ends inside this piece: only where an old piece ended the same way.
-                if pos != piece_end or (not final and reach_after(full[pos:]) > len(full) - pos):
+                # The window ends inside this pre-token: only where an old one ended the same way.
+                if pos != pretoken_end or (not final and reach_after(full[pos:]) > len(full) - pos):
                     return None
-                if self.coder.whole(piece):
-                    return None  # the library takes the new piece as one token
-                self._add_part(piece, max(skip - start, 0), n - start, out)
+                if self.coder.whole(pretoken):
+                    return None  # the library takes the new pre-token as one token
+                self._add_part(pretoken, max(skip - start, 0), n - start, out)
                 return out
             if skip > start:
-                if self.coder.whole(piece):
+                if self.coder.whole(pretoken):
                     return None
-                self._add_part(piece, skip - start, len(piece), out)
+                self._add_part(pretoken, skip - start, len(pretoken), out)
             else:
-                _extend(out, self.piece_tokens(piece))
-        if pos != n or piece_end >= 0 or (not final and reach_after(ahead) > len(ahead)):
+                out.add(self.pretoken_tokens(pretoken))
+        if pos != n or pretoken_end >= 0 or (not final and reach_after(ahead) > len(ahead)):
             return None
         return out
 
     def reach_after(self, text: str) -> i64:
         return reach_after(text)
 
-    # -- piece starts found late ---------------------------------------------------------------
+    # -- pre-token starts found late ---------------------------------------------------------------
 
     def opening_joins(self, ids: list[int]) -> vec[u8]:
         flags = self.vocab.flags
@@ -254,20 +255,20 @@ class ByteLevelFamily(Family):
     def sync_in(self, text: str, last: bool) -> i64:
         return sync_in(text, last)
 
-    def piece_joins(self, text: str, lens: vec[i32], joins: vec[u8]) -> vec[u8]:
+    def pretoken_joins(self, text: str, lens: vec[i32], joins: vec[u8]) -> vec[u8]:
         out = vec[u8](capacity=len(lens))
-        pieces = self.pieces.split(text)
-        np: i64 = len(pieces)
-        j: i64 = 0  # the piece [p0, p1) holding the current token
+        pretokens = self.splitter.split(text)
+        np: i64 = len(pretokens)
+        j: i64 = 0  # the pre-token [p0, p1) holding the current token
         p0: i64 = 0
-        p1: i64 = len(pieces[0]) if np > 0 else 0
+        p1: i64 = len(pretokens[0]) if np > 0 else 0
         pos: i64 = 0
         i: i64 = 0
         while i < len(lens):
             while pos >= p1 and j + 1 < np:
                 j += 1
                 p0 = p1
-                p1 += len(pieces[j])
+                p1 += len(pretokens[j])
             flag: i64 = 0
             if (joins[i] & JOIN_CHARACTER) != 0:
                 flag = JOIN_EDGE | JOIN_CHARACTER
@@ -281,7 +282,8 @@ class ByteLevelFamily(Family):
         return out
 
     def _distrust_newer(self, text: str, lens: vec[i32], out: vec[u8]) -> None:
-        """Tokens near a newer character keep their piece starts unknown (never window edges)."""
+        """Tokens near a newer character keep their pre-token starts unknown (never window
+        edges)."""
         newer = self.newer
         at: i64 = -1
         for ch in text:
@@ -298,35 +300,34 @@ class ByteLevelFamily(Family):
                 pos += i64(lens[i])
                 i += 1
 
-    # -- pieces --------------------------------------------------------------------------------
+    # -- pre-tokens --------------------------------------------------------------------------------
 
-    def piece_tokens(self, piece: str) -> CachedTokens:
-        """The tokens of one piece, from the model's cache or the library's BPE of it."""
+    def pretoken_tokens(self, pretoken: str) -> TokenRun:
+        """The tokens of one pre-token, from the model's cache or the library's BPE of it."""
         cache = self.cache
-        short: bool = len(piece) <= CACHED_SEGMENT_CHARS
-        found = cache.get(piece) if short else None
+        short: bool = len(pretoken) <= CACHED_SEGMENT_CHARS
+        found = cache.get(pretoken) if short else None
         if found is not None:
             return found
-        found = self._columns(self.coder.piece(piece), False, not short)
+        found = self._columns(self.coder.pretoken(pretoken), False, not short)
         if short:
-            cache.put(piece, found)
+            cache.put(pretoken, found)
         return found
 
     def run_continues(self, before: str, new: str, after: str) -> bool:
-        return run_continues(self.run_kind, before, new, after)
+        return run_continues(self.run_class, before, new, after)
 
-    def inner_part(self, text: str) -> Encoded:
-        out = Encoded([], vec[i32](), vec[u8]())
-        _extend(out, self._columns(self.coder.part(text), True, True))
-        return out
+    def inner_part(self, text: str) -> TokenRun:
+        return self._columns(self.coder.part(text), True, True)
 
-    def _add_part(self, piece: str, lo: i64, hi: i64, out: Encoded) -> None:
-        """Appends the BPE of piece[lo:hi], a part of a long piece that a window edge cuts."""
-        raw = self.coder.part(piece[lo:hi])
-        _extend(out, self._columns(raw, lo > 0, len(piece) > CACHED_SEGMENT_CHARS))
+    def _add_part(self, pretoken: str, lo: i64, hi: i64, out: TokenRun) -> None:
+        """Appends the BPE of pretoken[lo:hi], a part of a long pre-token that a window edge
+        cuts."""
+        raw = self.coder.part(pretoken[lo:hi])
+        out.add(self._columns(raw, lo > 0, len(pretoken) > CACHED_SEGMENT_CHARS))
 
-    def _columns(self, raw: list[int], starts_inside: bool, long: bool) -> CachedTokens:
-        """The token store's columns for the ids of (a part of) one piece."""
+    def _columns(self, raw: list[int], starts_inside: bool, long: bool) -> TokenRun:
+        """The token store's columns for the ids of (a part of) one pre-token."""
         table = self.vocab.piece_len
         flags = self.vocab.flags
         later: i64 = JOIN_INNER if long else JOIN_EDGE
@@ -346,14 +347,4 @@ class ByteLevelFamily(Family):
                 join = later
             joins = append(joins, u8(join))
             i += 1
-        return CachedTokens(ids, lens, joins)
-
-
-def _extend(out: Encoded, got: CachedTokens) -> None:
-    m: i64 = len(got.ids)
-    i: i64 = 0
-    while i < m:
-        out.ids.append(int(got.ids[i]))
-        out.lens = append(out.lens, got.lens[i])
-        out.joins = append(out.joins, got.joins[i])
-        i += 1
+        return TokenRun(ids, lens, joins)

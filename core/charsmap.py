@@ -19,7 +19,7 @@ class CharsmapError(ValueError):
 
 
 class Charsmap:
-    units: vec[i64]
+    cells: vec[i64]
     pool: bytes
     cache: dict[i64, str]
     # Longest rule, in characters (a UTF-8 byte bound, enough for look-ahead).
@@ -31,15 +31,15 @@ class Charsmap:
         size: i64 = int.from_bytes(blob[:4], "little")
         if size >= len(blob) or size % 4 != 0:
             raise CharsmapError("the normalization rules (precompiled_charsmap) are corrupt")
-        units = vec[i64](capacity=size // 4)
+        cells = vec[i64](capacity=size // 4)
         pos: i64 = 4
         while pos < 4 + size:
-            units = append(units, i64(int.from_bytes(blob[pos : pos + 4], "little")))
+            cells = append(cells, i64(int.from_bytes(blob[pos : pos + 4], "little")))
             pos += 4
-        self.units = units
+        self.cells = cells
         self.pool = blob[4 + size :]
         self.cache = {}
-        self.longest = _deepest_key(units)
+        self.longest = _deepest_key(cells)
 
     def replacement(self, value: i64) -> str:
         got = self.cache.get(value)
@@ -54,9 +54,9 @@ class Charsmap:
 
     def match(self, text: str, pos: i64, limit: i64) -> tuple[i64, i64]:
         """Longest rule at text[pos:limit]: (characters consumed, value), or (0, -1)."""
-        units = self.units
-        nunits: i64 = len(units)
-        node: i64 = _offset(units[0])
+        cells = self.cells
+        ncells: i64 = len(cells)
+        node: i64 = _offset(cells[0])
         best_chars: i64 = 0
         best_value: i64 = -1
         i: i64 = pos
@@ -79,33 +79,33 @@ class Charsmap:
                 else:
                     byte = 0x80 | ((cp >> (6 * (nbytes - 1 - k))) & 0x3F)
                 node ^= byte
-                if node < 0 or node >= nunits:
+                if node < 0 or node >= ncells:
                     return best_chars, best_value
-                unit: i64 = units[node]
-                if (unit & 0x800000FF) != byte:
+                cell: i64 = cells[node]
+                if (cell & 0x800000FF) != byte:
                     return best_chars, best_value
-                node ^= _offset(unit)
-                if (unit >> 8) & 1 and k == nbytes - 1:
-                    if node < 0 or node >= nunits:
+                node ^= _offset(cell)
+                if (cell >> 8) & 1 and k == nbytes - 1:
+                    if node < 0 or node >= ncells:
                         return best_chars, best_value
                     best_chars = i - pos + 1
-                    best_value = units[node] & 0x7FFFFFFF
+                    best_value = cells[node] & 0x7FFFFFFF
                 k += 1
             i += 1
         return best_chars, best_value
 
 
-def _offset(unit: i64) -> i64:
-    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+def _offset(cell: i64) -> i64:
+    return (cell >> 10) << ((cell & (1 << 9)) >> 6)
 
 
-def _deepest_key(units: vec[i64]) -> i64:
+def _deepest_key(cells: vec[i64]) -> i64:
     """Length in bytes of the longest rule: an upper bound on its characters."""
-    n: i64 = len(units)
+    n: i64 = len(cells)
     if n == 0:
         return 1
     deepest: i64 = 1
-    nodes: list[i64] = [_offset(units[0])]
+    nodes: list[i64] = [_offset(cells[0])]
     depths: list[i64] = [0]
     while nodes:
         base: i64 = nodes.pop()
@@ -114,11 +114,11 @@ def _deepest_key(units: vec[i64]) -> i64:
         while label < 256:
             child: i64 = base ^ label
             if child < n:
-                unit: i64 = units[child]
-                if (unit & 0x800000FF) == label:
-                    if (unit >> 8) & 1 and depth + 1 > deepest:
+                cell: i64 = cells[child]
+                if (cell & 0x800000FF) == label:
+                    if (cell >> 8) & 1 and depth + 1 > deepest:
                         deepest = depth + 1
-                    nodes.append(child ^ _offset(unit))
+                    nodes.append(child ^ _offset(cell))
                     depths.append(depth + 1)
             label += 1
     return deepest

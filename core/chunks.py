@@ -1,6 +1,6 @@
 """A sequence kept in chunks, with per-chunk measures summed by Fenwick trees.
 
-The document's text, its tokens and its normalization units are long sequences edited in small
+The document's text, its tokens and its normalization steps are long sequences edited in small
 places. Each is cut into chunks of a few hundred or thousand elements; per-chunk measures (element
 count, token lengths, line breaks, code units, ...) summed by Fenwick trees answer "which chunk
 holds position x" and "how much comes before chunk c" in O(log chunks), and an edit rewrites only

@@ -10,12 +10,11 @@ from typing import Final
 
 from mypy_extensions import i64
 
-from tokenline.core.family import JOIN_CHARACTER
 from tokenline.core.model import Model
-from tokenline.core.normalizer import Normalization
+from tokenline.core.normalization import Normalization
 from tokenline.core.retokenize import Retokenizer
 from tokenline.core.rope import UTF16, TextRope, check_text
-from tokenline.core.tokens import TokenStore
+from tokenline.core.tokens import JOIN_CHARACTER, TokenStore, continues
 
 # Selections up to this many characters are simply encoded; longer ones reuse document tokens.
 DIRECT_COUNT_LIMIT: Final = 4096
@@ -85,7 +84,7 @@ class Document:
         """Does up to `budget` characters of the work opening deferred (byte-level models open
         from one full encode and find where pieces start later); True while work remains.
         Editors call it when idle, so that edits far from earlier ones stay fast."""
-        return self.engine.know_next(budget)
+        return self.engine.prepare(budget)
 
     def set_text(self, text: str) -> None:
         """Replaces the whole text (a full encode)."""
@@ -111,16 +110,11 @@ class Document:
             k += 1
         return k
 
-    def starts_token(self, offset: i64) -> bool:
-        """True when a token starts exactly at offset (or offset is the end of the text)."""
-        k: i64 = self.token_at(offset)
-        return k >= self.toks.size() or self.token_start(k) == offset
-
     def group(self, k: i64) -> tuple[i64, i64]:
         """Tokens [first, end) that hold one character together with token k.
 
         One token unless a character is split over several tokens (byte-fallback bytes of one
-        character): editors show and count such a group as one unit.
+        character): editors show and count such a group as one.
         """
         n: i64 = self.toks.size()
         if k < 0 or k >= n:
@@ -135,9 +129,8 @@ class Document:
 
     def _continues(self, k: i64) -> bool:
         """Token k continues a character of the previous token's (byte fallback, byte-level)."""
-        if self.toks.keeps_joins and (self.toks.flag(k) & JOIN_CHARACTER) != 0:
-            return True
-        return self.toks.length(k) == 0 and self.model.vocab.is_byte(self.toks.id(k))
+        toks = self.toks
+        return continues(toks.keeps_joins, toks.flag(k), toks.length(k), JOIN_CHARACTER)
 
     def token_at(self, offset: i64) -> i64:
         """Index of the token holding the character at offset (len(self) past the end)."""

@@ -1,10 +1,10 @@
-"""Byte-level BPE tokenizer.json files (GPT-2, Llama 3, Qwen2 style), edited piece by piece.
+"""Byte-level BPE tokenizer.json files (GPT-2, Llama 3, Qwen2 style), edited by pre-tokens.
 
 The same engine as tiktoken's encodings (tokenline.core.bytelevel): the file's own pre-tokenizer
-cuts the pieces (so its regex engine, not Python's, decides every cut), and the file's own BPE
-model encodes each piece, after the pre-tokenizer's map of UTF-8 bytes to printable characters.
+cuts the pre-tokens (so its regex engine, not Python's, decides every cut), and the file's own BPE
+model encodes each, after the pre-tokenizer's map of UTF-8 bytes to printable characters.
 
-The library matches added tokens (special or not) in the text before it pre-tokenizes. Pieces
+The library matches added tokens (special or not) in the text before it pre-tokenizes. Pre-tokens
 are used only where no added token's text lies near: a text holding one is encoded whole by the
 library, and the engine re-encodes the whole document after an edit whose window, or the text it
 read, lies near one (old or new). Built by tokenline.core.hfloader.
@@ -14,18 +14,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from librt.vecs import append, vec
-from mypy_extensions import i32, i64, u8
+from librt.vecs import vec
+from mypy_extensions import i64, u8
 
-from tokenline.core.bytelevel import ByteLevelFamily, PieceCoder
-from tokenline.core.family import Encoded
+from tokenline.core.bytelevel import ByteLevelFamily, PreTokenCoder
 from tokenline.core.pretokens import PreTokenSegmenter
+from tokenline.core.tokens import TokenRun, empty_run
 from tokenline.core.vocab import Vocabulary
 
 
-class LibraryPieces(PreTokenSegmenter):
-    """Pieces cut by the tokenizers library's own pre-tokenizer (`pre`), whose pattern is one
-    whose reads past a cut `reach_after` bounds."""
+class LibraryPreTokens(PreTokenSegmenter):
+    """Pre-tokens cut by the tokenizers library's own pre-tokenizer (`pre`), whose pattern is
+    one whose reads past a cut `reach_after` bounds."""
 
     pre: Any
 
@@ -48,9 +48,9 @@ class LibraryPieces(PreTokenSegmenter):
         return out
 
 
-class HFCoder(PieceCoder):
+class HFCoder(PreTokenCoder):
     """A tokenizers.Tokenizer (`tok`) and its BPE model; `plain` is the same model without
-    ignore_merges (the merges alone, for parts of pieces), or the model itself."""
+    ignore_merges (the merges alone, for parts of pre-tokens), or the model itself."""
 
     tok: Any
     model: Any
@@ -71,22 +71,22 @@ class HFCoder(PieceCoder):
         self.table = table
         self.bytes_of = by_id
 
-    def mapped(self, piece: str) -> str:
-        """The piece as the byte-level pre-tokenizer hands it to the model."""
-        return piece.encode("utf-8").decode("latin-1").translate(self.table)
+    def mapped(self, text: str) -> str:
+        """Text as the byte-level pre-tokenizer hands it to the model."""
+        return text.encode("utf-8").decode("latin-1").translate(self.table)
 
     def encode(self, text: str) -> list[int]:
         ids: list[int] = self.tok.encode(text, add_special_tokens=False).ids
         return ids
 
-    def piece(self, piece: str) -> list[int]:
-        return [t.id for t in self.model.tokenize(self.mapped(piece))]
+    def pretoken(self, pretoken: str) -> list[int]:
+        return [t.id for t in self.model.tokenize(self.mapped(pretoken))]
 
     def part(self, part: str) -> list[int]:
         return [t.id for t in self.plain.tokenize(self.mapped(part))]
 
-    def whole(self, piece: str) -> bool:
-        return self.ignore_merges and self.model.token_to_id(self.mapped(piece)) is not None
+    def whole(self, pretoken: str) -> bool:
+        return self.ignore_merges and self.model.token_to_id(self.mapped(pretoken)) is not None
 
     def token_bytes(self, token_id: i64) -> bytes | None:
         if token_id < len(self.bytes_of) and self.bytes_of[token_id]:
@@ -103,9 +103,9 @@ class HFByteLevelFamily(ByteLevelFamily):
     by_first: dict[str, list[str]]
 
     def __init__(
-        self, vocab: Vocabulary, coder: HFCoder, pieces: PreTokenSegmenter, added: vec[u8]
+        self, vocab: Vocabulary, coder: HFCoder, splitter: PreTokenSegmenter, added: vec[u8]
     ) -> None:
-        super().__init__(vocab, coder, pieces)
+        super().__init__(vocab, coder, splitter)
         self.hf = coder
         self.added = added
         self.by_first = {}
@@ -119,10 +119,10 @@ class HFByteLevelFamily(ByteLevelFamily):
             i += 1
         self.added_longest = longest
         self.added_ids = longest > 0
-        self.use_pieces()
-        # Opened by pieces, not lazily: lazy piece starts are found with Python's regex from
-        # sync points, which holds for tiktoken's engine; the library's engine and its added
-        # tokens are not that.
+        self.use_pretokens()
+        # Opened by pre-tokens, not lazily: lazy pre-token starts are found with Python's regex
+        # from sync points, which holds for tiktoken's engine; the library's engine and its
+        # added tokens are not that.
         self.lazy_cuts = False
 
     def run_continues(self, before: str, new: str, after: str) -> bool:
@@ -144,18 +144,18 @@ class HFByteLevelFamily(ByteLevelFamily):
     def added_id(self, token_id: i64) -> bool:
         return 0 <= token_id < len(self.added) and self.added[token_id] != 0
 
-    def tokens(self, text: str, normalized: bool) -> Encoded:
+    def tokens(self, text: str, normalized: bool) -> TokenRun:
         if self.clean(text):
             return super().tokens(text, normalized)
         return self.library_tokens(text)
 
-    def library_tokens(self, text: str) -> Encoded:
-        """The library's encode of text that holds added tokens: pieces between the added
+    def library_tokens(self, text: str) -> TokenRun:
+        """The library's encode of text that holds added tokens: pre-tokens between the added
         tokens it matched, each such stretch encoded as a text of its own (as it does)."""
         enc = self.hf.tok.encode(text, add_special_tokens=False)
         ids: list[int] = enc.ids
         offsets: list[tuple[int, int]] = enc.offsets
-        out = Encoded([], vec[i32](), vec[u8]())
+        out = empty_run()
         pos: i64 = 0
         i: i64 = 0
         while i < len(ids):
@@ -163,24 +163,12 @@ class HFByteLevelFamily(ByteLevelFamily):
                 s: i64 = offsets[i][0]
                 e: i64 = offsets[i][1]
                 if s > pos:
-                    _append(out, super().tokens(text[pos:s], True))
-                out.ids.append(ids[i])
-                out.lens = append(out.lens, i32(e - s))
-                out.joins = append(out.joins, 0)
+                    out.add(super().tokens(text[pos:s], True))
+                out.add_token(ids[i], e - s, 0, True)
                 pos = e
             i += 1
         if pos < len(text):
-            _append(out, super().tokens(text[pos:], True))
-        if out.ids != ids:
-            raise AssertionError("pieces between added tokens disagree with the library")
+            out.add(super().tokens(text[pos:], True))
+        if out.id_list() != ids:
+            raise AssertionError("pre-tokens between added tokens disagree with the library")
         return out
-
-
-def _append(out: Encoded, more: Encoded) -> None:
-    out.ids.extend(more.ids)
-    m: i64 = len(more.ids)
-    i: i64 = 0
-    while i < m:
-        out.lens = append(out.lens, more.lens[i])
-        out.joins = append(out.joins, more.joins[i])
-        i += 1

@@ -12,12 +12,15 @@ from typing import Any, Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import Encoded, Family
-from tokenline.core.normalizer import Normalization, NormRules, TrivialNorm
+from tokenline.core.family import Family
+from tokenline.core.normalization import IdentityNorm, Normalization
 from tokenline.core.rope import TextRope
 from tokenline.core.spacecuts import SpaceCuts
+from tokenline.core.symboledges import CutTest, SymbolEdges
+from tokenline.core.tokens import JOIN_CHARACTER, TokenRun, TokenStore, to_vec
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import Vocabulary
+from tokenline.core.window import Edges, Stats
 
 # Characters deleted at a text's start that tokens() corrects the library's offsets for; past
 # this many, the tokens' places are not trusted (see tokens).
@@ -28,7 +31,6 @@ class HFFamily(Family):
     """A tokenizer.json model: re-encoded whole on every edit (exact by definition), or for
     WordPiece models whose words are independent, windows of whole words (see use_words)."""
 
-    rules: NormRules
     # The tokenizers.Tokenizer that encodes (no truncation, padding or post-processor).
     tok: Any
     # Per id: 1 for a token of inserted marker characters only (Metaspace's prepended "▁"), which
@@ -60,10 +62,8 @@ class HFFamily(Family):
         self.inserted = inserted
         self.incremental = False
         self.mode_note = "tokenizer.json models re-encode whole for now"
-        rules = NormRules()
-        rules.add_dummy_prefix = False
-        rules.escape_whitespaces = False
-        self.rules = rules
+        # Join flags always: byte-fallback bytes after a character's first continue it.
+        self.keeps_joins = True
         self.word_joins = vec[u8]()
         self.matcher = None
         self.spaces = None
@@ -82,8 +82,6 @@ class HFFamily(Family):
         alone whether a word starts there; the added-token matcher is re-run across edges."""
         self.word_joins = word_joins
         self.matcher = matcher
-        self.edge_reach = matcher.longest
-        self.keeps_joins = True
         self.incremental = True
         self.mode_note = "incremental"
 
@@ -96,20 +94,24 @@ class HFFamily(Family):
         prove a window's edges alone, so a long piece is encoded once, not until a window
         reaches past the pieces either side of it."""
         self.spaces = spaces
-        self.edge_reach = 3
-        self.cut_edges = True
-        self.keeps_joins = True
         self.incremental = True
         self.mode_note = "incremental"
 
     def normalization(self, rope: TextRope) -> Normalization:
-        return TrivialNorm(rope, self.rules)
+        return IdentityNorm(rope)
+
+    def edges(self, norm: Normalization, toks: TokenStore, stats: Stats) -> Edges:
+        cuts: CutTest | None = self.matcher
+        sp = self.spaces
+        if sp is not None:
+            cuts = sp
+        return SymbolEdges(self, norm, toks, stats, cuts, sp is not None)
 
     def encode(self, text: str) -> list[int]:
         ids: list[int] = self.tok.encode(text, add_special_tokens=False).ids
         return ids
 
-    def tokens(self, text: str, normalized: bool) -> Encoded:
+    def tokens(self, text: str, normalized: bool) -> TokenRun:
         # The normalized text is the original text: both encode the same way.
         enc = self.tok.encode(text, add_special_tokens=False)
         ids: list[int] = enc.ids
@@ -132,9 +134,20 @@ class HFFamily(Family):
             # stretch, whose offsets lose deleted characters at its start the same way: not
             # corrected, these tokens are not placed.
             placed = placed and not self._deleted_after_added(text, sp)
-            return Encoded(ids, lens, sp.joins(text, ids, lens, self.inserted, placed))
-        joins = self.joins(ids) if self.keeps_joins else vec[u8]()
-        return Encoded(ids, lens, joins)
+            joins = sp.joins(text, ids, lens, self.inserted, placed)
+        else:
+            joins = self.joins(ids)
+        self._mark_characters(ids, lens, joins)
+        return TokenRun(to_vec(ids), lens, joins)
+
+    def _mark_characters(self, ids: list[int], lens: vec[i32], joins: vec[u8]) -> None:
+        """Byte-fallback bytes after a character's first (no length) continue its character."""
+        vocab = self.vocab
+        i: i64 = 0
+        while i < len(lens):
+            if lens[i] == 0 and vocab.is_byte(ids[i]):
+                joins[i] = joins[i] | JOIN_CHARACTER
+            i += 1
 
     def _deleted_after_added(self, text: str, sp: SpaceCuts) -> bool:
         """Whether the normalizer deletes the character right after an added token matched in
@@ -180,24 +193,16 @@ class HFFamily(Family):
                 piece = piece.replace(self.marker, " ")
         return piece.encode("utf-8")
 
-    def lands_on(self, text: str, start: i64, target: i64) -> bool:
-        sp = self.spaces
-        if sp is not None:
-            return sp.cuts_at(text, target)
-        um = self.matcher
-        if um is None:
-            return True
-        return um.lands_on(text, start, target)
-
     def joins(self, ids: list[int]) -> vec[u8]:
-        """Per token: 1 when it continues a word (no window edge may cut a word: its pieces
-        depend on all of it)."""
+        """Per token: JOIN_EDGE when it continues a word (no window edge may cut a word: its
+        pieces depend on all of it); 0 for every token without words."""
         table = self.word_joins
+        words: bool = len(table) > 0
         m: i64 = len(ids)
         out = vec[u8](capacity=m)
         i: i64 = 0
         while i < m:
-            out = append(out, table[ids[i]])
+            out = append(out, table[ids[i]] if words else u8(0))
             i += 1
         return out
 

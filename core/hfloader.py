@@ -15,11 +15,11 @@ from librt.vecs import vec
 from mypy_extensions import u8
 
 from tokenline.core.family import Family
-from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPieces
+from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPreTokens
 from tokenline.core.hffamily import HFFamily
 from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
-from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little, run_kind
+from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little, run_class
 from tokenline.core.spacecuts import SpaceCuts
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import (
@@ -178,9 +178,9 @@ def _byte_level_family(tok: Any, spec: dict[str, Any], vocab: Vocabulary, patter
         by_id.append(bytes(decoder[c] for c in piece) if plain_piece else b"")
         added.append(1 if i in added_ids else 0)
     coder = HFCoder(tok, plain, ignore, table, by_id)
-    pieces = LibraryPieces(pattern, tok.pre_tokenizer)
+    pieces = LibraryPreTokens(pattern, tok.pre_tokenizer)
     family = HFByteLevelFamily(vocab, coder, pieces, vec[u8](added))
-    family.use_runs(run_kind(pattern))
+    family.use_runs(run_class(pattern))
     return family
 
 

@@ -18,6 +18,7 @@ from tokenline.core.model import Model
 from tokenline.core.normalizer import NormRules
 from tokenline.core.segments import Segmenter
 from tokenline.core.spfamily import SentencePieceFamily
+from tokenline.core.spsegments import WhitespaceSegmenter
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import (
     FLAG_BYTE,
@@ -148,7 +149,7 @@ def _whitespace_segments(proto: Any) -> Segmenter | None:
     """
     space = "\u2581" if proto.normalizer_spec.escape_whitespaces else " "
     suffix = proto.trainer_spec.treat_whitespace_as_suffix
-    cut = Segmenter(space, suffix)
+    cut = WhitespaceSegmenter(space, suffix)
     space_is_piece = False
     for piece in proto.pieces:
         if piece.type not in (NORMAL, USER_DEFINED, UNUSED):

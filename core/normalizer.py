@@ -6,9 +6,9 @@ the normalized text, which is what the BPE engine re-tokenizes. Two implementati
 
 - TrivialNorm, for models whose normalizer maps every character to itself (Mistral, Llama):
   nothing is stored, the normalized text is derived on demand.
-- GeneralNorm, for rule-based normalizers and remove_extra_whitespaces: the normalization units
+- GeneralNorm, for rule-based normalizers and remove_extra_whitespaces: the normalization steps
   (what each rule match consumed and produced, and the white-space state at its start) are stored,
-  and an edit re-normalizes from a few characters before it until the units fall back in step.
+  and an edit re-normalizes from a few characters before it until the steps agree again.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from mypy_extensions import i32, i64, u8
 
 from tokenline.core.charsmap import Charsmap
 from tokenline.core.chunks import sum_first
+from tokenline.core.normalization import Normalization
 from tokenline.core.rope import TextRope
-from tokenline.core.units import UnitStore
+from tokenline.core.steps import StepStore
 from tokenline.core.usermatch import UserMatcher
 
 SPACE_SYMBOL: Final = "\u2581"
 
-# Unit state bits: the white-space state where a unit starts.
+# Step state bits: the white-space state where a step starts.
 PREV_SPACE: Final = 1
 STARTED: Final = 2
 
@@ -53,41 +54,6 @@ class NormRules:
     def trivial(self) -> bool:
         """Every character maps to itself: the normalized text can be derived on demand."""
         return self.charsmap is None and not self.remove_extra_whitespaces
-
-
-class Normalization:
-    """Original text <-> normalized text."""
-
-    orig: TextRope
-
-    def __init__(self, orig: TextRope) -> None:
-        self.orig = orig
-
-    def length(self) -> i64:
-        raise NotImplementedError
-
-    def slice(self, start: i64, end: i64) -> str:
-        raise NotImplementedError
-
-    def to_orig(self, pos: i64) -> i64:
-        """Original offset of normalized offset pos (SentencePiece's norm_to_orig)."""
-        raise NotImplementedError
-
-    def to_norm(self, off: i64) -> i64:
-        """Normalized offset where the characters from original offset off on begin."""
-        raise NotImplementedError
-
-    def apply(self, start: i64, end: i64, text: str) -> tuple[i64, i64, i64]:
-        """Edits the original text; returns the normalized edit (start, old end, new end)."""
-        raise NotImplementedError
-
-    def split_range(self, start: i64, end: i64) -> tuple[str, i64, i64, str]:
-        """The normalization of text[start:end] on its own, as head + norm[q0:q1] + tail.
-
-        Returns (head, q0, q1, tail); q0 < 0 when no stretch of the document's normalized text
-        can be reused (the range is short, or never falls in step with the document).
-        """
-        raise NotImplementedError
 
 
 class TrivialNorm(Normalization):
@@ -155,7 +121,7 @@ class TrivialNorm(Normalization):
 
 
 class GeneralNorm(Normalization):
-    units: UnitStore
+    steps: StepStore
     norm: TextRope
     charsmap: Charsmap | None
     matcher: UserMatcher | None
@@ -166,8 +132,8 @@ class GeneralNorm(Normalization):
     remove_ws: bool
     # Original offset the end of the normalized text maps to (after trailing white space).
     tail_orig: i64
-    # Units at the end whose output the trailing-space removal shortened.
-    tail_units: i64
+    # Steps at the end whose output the trailing-space removal shortened.
+    tail_steps: i64
 
     def __init__(self, orig: TextRope, rules: NormRules) -> None:
         super().__init__(orig)
@@ -185,10 +151,10 @@ class GeneralNorm(Normalization):
         self.suffix = rules.add_dummy_prefix and rules.dummy_as_suffix
         self.escape = rules.escape_whitespaces
         self.remove_ws = rules.remove_extra_whitespaces
-        self.units = UnitStore()
+        self.steps = StepStore()
         self.norm = TextRope("")
         self.tail_orig = 0
-        self.tail_units = 0
+        self.tail_steps = 0
         self._renormalize(0, 0, orig.length(), 0)
 
     def length(self) -> i64:
@@ -198,32 +164,32 @@ class GeneralNorm(Normalization):
         return self.norm.slice(start, end)
 
     def to_orig(self, pos: i64) -> i64:
-        body: i64 = self.units.norm_total()
+        body: i64 = self.steps.norm_total()
         if pos >= body:
             return self.tail_orig
         if pos <= 0 and body == 0:
             return self.tail_orig
-        u: i64 = self.units.at_norm(pos)
-        return self.units.orig_start(u)
+        u: i64 = self.steps.at_norm(pos)
+        return self.steps.orig_start(u)
 
     def to_norm(self, off: i64) -> i64:
-        u: i64 = self.units.at_orig(off)
-        return self.units.norm_start(u)
+        u: i64 = self.steps.at_orig(off)
+        return self.steps.norm_start(u)
 
     def apply(self, start: i64, end: i64, text: str) -> tuple[i64, i64, i64]:
-        units = self.units
+        steps = self.steps
         self.orig.replace(start, end, text)
         delta: i64 = len(text) - (end - start)
-        # Restart where no earlier rule can see the edit, and before any unit the trailing-space
+        # Restart where no earlier rule can see the edit, and before any step the trailing-space
         # removal shortened when the edit is near the end.
         back: i64 = self.lookahead
         while True:
-            u0: i64 = units.at_orig(start - back)
-            if u0 >= units.size():
-                u0 = units.size() - 1 if units.size() > 0 else 0
-            if self.tail_units > 0:
-                first_tail: i64 = units.size() - self.tail_units
-                if first_tail < u0 and end + self.lookahead >= units.orig_start(first_tail):
+            u0: i64 = steps.at_orig(start - back)
+            if u0 >= steps.size():
+                u0 = steps.size() - 1 if steps.size() > 0 else 0
+            if self.tail_steps > 0:
+                first_tail: i64 = steps.size() - self.tail_steps
+                if first_tail < u0 and end + self.lookahead >= steps.orig_start(first_tail):
                     u0 = first_tail
             got = self._renormalize(u0, end, start + len(text), delta)
             if got[0] >= 0:
@@ -233,8 +199,8 @@ class GeneralNorm(Normalization):
 
     # -- the normalizer proper -----------------------------------------------------------------
 
-    def _unit(self, text: str, pos: i64, limit: i64) -> tuple[i64, str]:
-        """One normalization unit at text[pos:]: (characters consumed, raw output)."""
+    def _next_step(self, text: str, pos: i64, limit: i64) -> tuple[i64, str]:
+        """One normalization step at text[pos:]: (characters consumed, raw output)."""
         um = self.matcher
         if um is not None:
             m: i64 = um.match(text, pos)
@@ -248,7 +214,7 @@ class GeneralNorm(Normalization):
         return 1, text[pos]
 
     def _step(self, raw: str, state: i64, out_parts: list[str]) -> tuple[i64, i64]:
-        """Appends one unit's output (white-space rules applied); returns (length, new state)."""
+        """Appends one step's output (white-space rules applied); returns (length, new state)."""
         nout: i64 = 0
         if not (state & STARTED):
             if self.remove_ws and raw == " ":
@@ -264,54 +230,54 @@ class GeneralNorm(Normalization):
         return nout, self._next_state(sp, state)
 
     def split_range(self, start: i64, end: i64) -> tuple[str, i64, i64, str]:
-        units = self.units
+        steps = self.steps
         look: i64 = self.lookahead
-        body_units: i64 = units.size() - self.tail_units
+        body_steps: i64 = steps.size() - self.tail_steps
         # Head: normalize from `start` as a text of its own until the run falls in step with the
-        # document's units (same boundary, same state, far enough from the end).
+        # document's steps (same boundary, same state, far enough from the end).
         state: i64 = PREV_SPACE if self.remove_ws else 0
         reader = BlockReader(self.orig, end, look, start)
         parts: list[str] = []
         pos: i64 = start
-        k: i64 = units.at_orig(start)
-        kpos: i64 = units.orig_start(k)
+        k: i64 = steps.at_orig(start)
+        kpos: i64 = steps.orig_start(k)
         mid: i64 = -1
         while pos < end:
-            while k < body_units and kpos < pos:
-                kpos += units.orig_length(k)
+            while k < body_steps and kpos < pos:
+                kpos += steps.orig_length(k)
                 k += 1
-            if kpos == pos and k < body_units and pos + look <= end and units.state(k) == state:
+            if kpos == pos and k < body_steps and pos + look <= end and steps.state(k) == state:
                 mid = k
                 break
             reader.ensure(pos)
-            used, raw = self._unit(reader.block, pos - reader.start, reader.end - reader.start)
+            used, raw = self._next_step(reader.block, pos - reader.start, reader.end - reader.start)
             state = self._step(raw, state, parts)[1]
             pos += used
         if mid < 0:
             return "", -1, -1, ""
         head = "".join(parts)
-        # Tail: from a unit boundary the end cannot influence, in the document's state there.
+        # Tail: from a step boundary the end cannot influence, in the document's state there.
         sym: str = SPACE_SYMBOL if self.escape else " "
         back: i64 = look
         while True:
-            kt: i64 = units.at_orig(end - back)
-            if kt > body_units:
-                kt = body_units
+            kt: i64 = steps.at_orig(end - back)
+            if kt > body_steps:
+                kt = body_steps
             if kt <= mid:
                 return "", -1, -1, ""
-            tstate: i64 = units.state(kt)
-            tpos: i64 = units.orig_start(kt)
+            tstate: i64 = steps.state(kt)
+            tpos: i64 = steps.orig_start(kt)
             treader = BlockReader(self.orig, end, look, tpos)
             tparts: list[str] = []
             while tpos < end:
                 treader.ensure(tpos)
-                used, raw = self._unit(
+                used, raw = self._next_step(
                     treader.block, tpos - treader.start, treader.end - treader.start
                 )
                 tstate = self._step(raw, tstate, tparts)[1]
                 tpos += used
             tail = "".join(tparts)
-            q1: i64 = units.norm_start(kt)
+            q1: i64 = steps.norm_start(kt)
             if self.remove_ws:
                 tail = tail.rstrip(sym)
                 if not tail and q1 > 0 and self.norm.slice(q1 - 1, q1) == sym:
@@ -319,57 +285,57 @@ class GeneralNorm(Normalization):
                     continue
             if self.suffix and (tstate & STARTED):
                 tail = tail + sym
-            return head, units.norm_start(mid), q1, tail
+            return head, steps.norm_start(mid), q1, tail
 
     def _renormalize(self, u0: i64, old_end: i64, new_end: i64, delta: i64) -> tuple[i64, i64, i64]:
-        """Re-runs the normalizer from unit u0 over the (already edited) original text.
+        """Re-runs the normalizer from step u0 over the (already edited) original text.
 
         old_end: end of the edited span in old original offsets; new_end: in new offsets.
-        Stops at the first unit boundary past the edit where the old units resume with the same
+        Stops at the first step boundary past the edit where the old steps resume with the same
         state, else runs to the end of the text. Returns the normalized edit, or (-1, -1, -1)
         without changing anything when trailing white space removal reaches before u0.
         """
-        units = self.units
-        o0: i64 = units.orig_start(u0)
-        n0: i64 = units.norm_start(u0)
-        run = UnitRun(PREV_SPACE if self.remove_ws else 0)
-        if u0 < units.size():
-            run.state = units.state(u0)
+        steps = self.steps
+        o0: i64 = steps.orig_start(u0)
+        n0: i64 = steps.norm_start(u0)
+        run = StepRun(PREV_SPACE if self.remove_ws else 0)
+        if u0 < steps.size():
+            run.state = steps.state(u0)
         k_sync: i64 = self._run_to_sync(run, u0, o0, old_end, new_end, delta)
         out = "".join(run.parts)
         n_old_end: i64
         if k_sync >= 0:
-            n_old_end = units.norm_start(k_sync)
+            n_old_end = steps.norm_start(k_sync)
             self.tail_orig += delta
         else:
-            k_sync = units.size()
+            k_sync = steps.size()
             n_old_end = self.norm.length()
             ending = self._end_text(run, out, o0, n0)
             if ending is None:
                 return -1, -1, -1
             out = ending
-        units.replace(u0, k_sync, run.orig_lens, run.norm_lens, run.states)
+        steps.replace(u0, k_sync, run.orig_lens, run.norm_lens, run.states)
         self.norm.replace(n0, n_old_end, out)
         return n0, n_old_end, n0 + len(out)
 
     def _run_to_sync(
-        self, run: UnitRun, u0: i64, o0: i64, old_end: i64, new_end: i64, delta: i64
+        self, run: StepRun, u0: i64, o0: i64, old_end: i64, new_end: i64, delta: i64
     ) -> i64:
-        """Normalizes from original offset o0 (unit u0) into run until the old units fall back in
-        step past the edit; returns the old unit where they do, or -1 at the end of the text."""
-        units = self.units
-        # Old units after the edit, to find where the new run falls back in step.
+        """Normalizes from original offset o0 (step u0) into run until the old steps fall back in
+        step past the edit; returns the old step where they do, or -1 at the end of the text."""
+        steps = self.steps
+        # Old steps after the edit, to find where the new run falls back in step.
         k_old: i64 = u0
         old_pos: i64 = o0
-        sync_limit: i64 = units.size() - self.tail_units
+        sync_limit: i64 = steps.size() - self.tail_steps
         orig_len: i64 = self.orig.length()
         reader = BlockReader(self.orig, orig_len, self.lookahead, o0)
         pos: i64 = o0
         while pos < orig_len:
             if pos >= new_end:
                 target_old: i64 = pos - delta
-                while k_old < units.size() and old_pos < target_old:
-                    old_pos += units.orig_length(k_old)
+                while k_old < steps.size() and old_pos < target_old:
+                    old_pos += steps.orig_length(k_old)
                     k_old += 1
                 # Falling back in step also needs output after this point: otherwise the
                 # trailing-space removal could reach back into what was re-normalized.
@@ -377,29 +343,29 @@ class GeneralNorm(Normalization):
                     k_old < sync_limit
                     and old_pos == target_old
                     and old_pos >= old_end
-                    and units.state(k_old) == run.state
-                    and units.norm_start(k_old) < units.norm_total()
+                    and steps.state(k_old) == run.state
+                    and steps.norm_start(k_old) < steps.norm_total()
                 ):
                     return k_old
             reader.ensure(pos)
-            used, raw = self._unit(reader.block, pos - reader.start, reader.end - reader.start)
+            used, raw = self._next_step(reader.block, pos - reader.start, reader.end - reader.start)
             entry: i64 = run.state
             nout, run.state = self._step(raw, run.state, run.parts)
             run.add(used, nout, entry)
             pos += used
         return -1
 
-    def _end_text(self, run: UnitRun, out: str, o0: i64, n0: i64) -> str | None:
+    def _end_text(self, run: StepRun, out: str, o0: i64, n0: i64) -> str | None:
         """The output of a run that reached the end of the text: trailing white space removed,
         then the suffix dummy. None when the removal reaches before the run."""
-        keep, tail_units = self._strip_tail(out, run.norm_lens, n0)
+        keep, tail_steps = self._strip_tail(out, run.norm_lens, n0)
         if keep < 0:
             return None
         out = out[:keep]
-        self.tail_units = tail_units
-        if tail_units > 0:
-            # SentencePiece maps the end to the first stripped unit's start.
-            self.tail_orig = o0 + sum_first(run.orig_lens, len(run.orig_lens) - tail_units)
+        self.tail_steps = tail_steps
+        if tail_steps > 0:
+            # SentencePiece maps the end to the first stripped step's start.
+            self.tail_orig = o0 + sum_first(run.orig_lens, len(run.orig_lens) - tail_steps)
         else:
             self.tail_orig = self.orig.length()
         if self.suffix and (run.state & STARTED):
@@ -425,9 +391,9 @@ class GeneralNorm(Normalization):
         return state & STARTED
 
     def _strip_tail(self, out: str, b: vec[i32], n0: i64) -> tuple[i64, i64]:
-        """Trailing space symbols to drop (remove_extra_whitespaces): shortens the units' outputs
-        in b and returns (characters kept, units touched), or (-1, 0) when the spaces reach
-        before these units."""
+        """Trailing space symbols to drop (remove_extra_whitespaces): shortens the steps' outputs
+        in b and returns (characters kept, steps touched), or (-1, 0) when the spaces reach
+        before these steps."""
         if not self.remove_ws:
             return len(out), 0
         sym: str = SPACE_SYMBOL if self.escape else " "
@@ -451,8 +417,8 @@ class GeneralNorm(Normalization):
         return keep, touched
 
 
-class UnitRun:
-    """The units one normalizer run produces, its output pieces, and the state it ends in."""
+class StepRun:
+    """The steps one normalizer run produces, its output pieces, and the state it ends in."""
 
     orig_lens: vec[i32]
     norm_lens: vec[i32]
@@ -468,7 +434,7 @@ class UnitRun:
         self.state = state
 
     def add(self, used: i64, produced: i64, entry: i64) -> None:
-        """One unit: original code points used, normalized ones produced, state at its start."""
+        """One step: original code points used, normalized ones produced, state at its start."""
         self.orig_lens = append(self.orig_lens, i32(used))
         self.norm_lens = append(self.norm_lens, i32(produced))
         self.states = append(self.states, u8(entry))

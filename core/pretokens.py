@@ -1,7 +1,7 @@
-"""Regex pre-tokenizers: where a pattern cuts text into pieces, and how far past a cut it reads.
+"""Regex pre-tokenizers: where a pattern cuts text, and how far past a cut it reads.
 
 Byte-level BPE tokenizers (tiktoken's encodings, Tekken, GPT-2 style tokenizer.json files) cut the
-text with a regex and encode each piece alone, so a piece's tokens depend only on its text. The
+text with a regex and encode each pre-token alone, so its tokens depend only on its text. The
 scan from a cut depends only on the text after it, but whether a place is a cut depends on what
 the scan read past it: for the patterns below, the white space that follows it and at most three
 more characters (a contraction such as 're after a word, or the character after a run of white
@@ -64,7 +64,7 @@ TEKKEN: Final = "|".join(
     ]
 )
 LOCAL_PATTERNS: Final = frozenset({GPT2, GPT2_HF, CL100K, CL100K_OLD, QWEN2, O200K, TEKKEN})
-# How a long piece of letters runs on (for edits inside one that keep it one piece): LETTERS,
+# How a long pre-token of letters runs on (for edits inside one that keep it one): LETTERS,
 # a run of \p{L} (after at most one prefix character); CASED, o200k's upper-case part then a
 # lower-case part, a letter of category Ll being in the lower part.
 NO_RUNS: Final = 0
@@ -75,7 +75,7 @@ _LOWER_RX: Final = regex.compile(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]*")
 _LL_RX: Final = regex.compile(r"\p{Ll}")
 
 
-def run_kind(pattern: str) -> i64:
+def run_class(pattern: str) -> i64:
     if pattern in (O200K, TEKKEN):
         return CASED
     if pattern in LOCAL_PATTERNS:
@@ -84,8 +84,8 @@ def run_kind(pattern: str) -> i64:
 
 
 def run_continues(kind: i64, before: str, new: str, after: str) -> bool:
-    """Whether a letter piece holding `before` and `after` (the characters either side of an
-    edit, inside it) stays one piece with `new` between them: the run the pattern matches goes
+    """Whether a letter pre-token holding `before` and `after` (the characters either side of an
+    edit, inside it) stays one pre-token with `new` between them: the run the pattern matches goes
     on through the new characters to where it ended."""
     if kind == LETTERS:
         rx = _LETTERS_RX
@@ -104,8 +104,8 @@ def run_continues(kind: i64, before: str, new: str, after: str) -> bool:
     )
 
 
-# Characters on either side of a character newer than Python's Unicode tables whose pieces are
-# not trusted (see newer_characters): the engines disagree only on the pieces next to it.
+# Characters on either side of a character newer than Python's Unicode tables whose pre-tokens
+# are not trusted (see newer_characters): the engines disagree only on those next to it.
 NEWER_MARGIN: Final = 64
 _NEWER: list[frozenset[str]] = []
 
@@ -146,7 +146,7 @@ def reach_after(text: str) -> i64:
 
 def sync_in(text: str, last: bool) -> i64:
     """The last (or first) offset i > 0 in text where a line break is followed by a letter:
-    for the patterns above no piece holds both, so i is a cut whatever precedes it."""
+    for the patterns above no pre-token holds both, so i is a cut whatever precedes it."""
     i: i64 = text.rfind("\n") if last else text.find("\n")
     while i >= 0:
         if i + 1 < len(text) and _LETTER.match(text, i + 1) is not None:
@@ -156,33 +156,32 @@ def sync_in(text: str, last: bool) -> i64:
 
 
 class PreTokenSegmenter(Segmenter):
-    """Cuts text into a regex pre-tokenizer's pieces."""
+    """Cuts text into a regex pre-tokenizer's pre-tokens."""
 
     rx: Any
 
     def __init__(self, pattern: str) -> None:
-        super().__init__(" ", False)
         self.rx = regex.compile(pattern)
 
     def split(self, text: str) -> list[str]:
-        pieces: list[str] = self.rx.findall(text)
-        return pieces
+        found: list[str] = self.rx.findall(text)
+        return found
 
     def take(self, block: str, final: bool) -> list[str]:
-        pieces = self.split(block)
+        found = self.split(block)
         if final:
-            return pieces
-        return pieces[: _safe_prefix(pieces, block)]
+            return found
+        return found[: _safe_prefix(found, block)]
 
 
-def _safe_prefix(pieces: list[str], block: str) -> i64:
-    """How many leading pieces end at a cut that no text after block can move."""
+def _safe_prefix(pretokens: list[str], block: str) -> i64:
+    """How many leading pre-tokens end at a cut that no text after block can move."""
     n: i64 = len(block)
-    keep: i64 = len(pieces)
+    keep: i64 = len(pretokens)
     end: i64 = n
     while keep > 1:
         keep -= 1
-        end -= len(pieces[keep])
+        end -= len(pretokens[keep])
         if end + reach_after(block[end : end + 64]) <= n:
             return keep
     return 0

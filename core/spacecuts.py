@@ -1,7 +1,7 @@
 """Where a Metaspace-splitting tokenizer.json model may cut windows: before a plain space.
 
-Metaspace with `split` turns each space into "▁" and starts a piece there; the model (Unigram or
-BPE) encodes each piece alone. A window of the original text encodes as the whole text does when
+Metaspace with `split` turns each space into "▁" and starts a word there; the model (Unigram or
+BPE) encodes each word alone. A window of the original text encodes as the whole text does when
 its normalization, too, stops at its edges. Before a space that follows a "plain" character it
 does, for the normalizers `hfloader` accepts (Unicode forms, case, accents, SentencePiece's
 precompiled rules, right strips, runs of spaces, replacements without spaces):
@@ -23,7 +23,8 @@ from typing import Any, Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import JOIN_EDGE
+from tokenline.core.symboledges import CutTest
+from tokenline.core.tokens import JOIN_EDGE
 
 # Grapheme_Cluster_Break=Prepend (Unicode 14 to 16): such a character joins the next into one
 # grapheme, even a space.
@@ -64,8 +65,10 @@ PLAIN: Final = 1
 DELETED: Final = 2
 
 
-class SpaceCuts:
-    """The cut test and join flags of windows cut before plain spaces."""
+class SpaceCuts(CutTest):
+    """The cut test and join flags of windows cut before plain spaces. A cut depends on the two
+    characters before it, the space and the one after it (reach 3 keeps an edit from touching
+    them unseen)."""
 
     # The file's normalizer (a tokenizers Normalizer), or None.
     normalizer: Any
@@ -76,10 +79,14 @@ class SpaceCuts:
     known: dict[i64, u8]
 
     def __init__(self, normalizer: Any, marker: str) -> None:
+        super().__init__(3)
         self.normalizer = normalizer
         self.marker = marker
         self.letter = "a" if normalizer is None else str(normalizer.normalize_str("a"))
         self.known = {}
+
+    def lands_on(self, text: str, start: i64, target: i64) -> bool:
+        return self.cuts_at(text, target)
 
     def cuts_at(self, text: str, p: i64) -> bool:
         """Whether a window may start at text[p], a space after a plain character that does not
@@ -95,20 +102,20 @@ class SpaceCuts:
         return p + 1 >= n or not _extends(text[p + 1])
 
     def plain(self, c: str) -> bool:
-        return (self._kind(c) & PLAIN) != 0
+        return (self._class_of(c) & PLAIN) != 0
 
     def deletes(self, c: str) -> bool:
         """Whether the normalizer deletes c (looked at alone, before a letter)."""
-        return (self._kind(c) & DELETED) != 0
+        return (self._class_of(c) & DELETED) != 0
 
-    def _kind(self, c: str) -> i64:
+    def _class_of(self, c: str) -> i64:
         code: i64 = ord(c)
         got = self.known.get(code)
         if got is not None:
             return i64(got)
-        kind: i64 = self._classify(c)
-        self.known[code] = u8(kind)
-        return kind
+        found: i64 = self._classify(c)
+        self.known[code] = u8(found)
+        return found
 
     def _classify(self, c: str) -> i64:
         out: str = c

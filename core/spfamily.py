@@ -11,11 +11,15 @@ from typing import Any, Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.family import Encoded, Family
-from tokenline.core.normalizer import GeneralNorm, Normalization, NormRules, TrivialNorm
+from tokenline.core.family import Family
+from tokenline.core.normalization import Normalization
+from tokenline.core.normalizer import GeneralNorm, NormRules, TrivialNorm
 from tokenline.core.rope import TextRope
+from tokenline.core.symboledges import SymbolEdges
+from tokenline.core.tokens import JOIN_CHARACTER, JOIN_EDGE, TokenRun, TokenStore, to_vec
 from tokenline.core.usermatch import UserMatcher
 from tokenline.core.vocab import LENGTH_IN_CONTEXT, Vocabulary
+from tokenline.core.window import Edges, Stats
 
 # SentencePiece's visible space, and how a byte piece starts ("<0xE4>").
 SPACE_MARK: Final = "\u2581"
@@ -53,7 +57,6 @@ class SentencePieceFamily(Family):
 
     def use_matcher(self, matcher: UserMatcher) -> None:
         self.bpe_matcher = matcher
-        self.edge_reach = matcher.longest
 
     def use_symbol_encoders(self, sym_full: Any, sym_window: Any) -> None:
         self.sym_full = sym_full
@@ -66,6 +69,9 @@ class SentencePieceFamily(Family):
         if self.rules.trivial():
             return TrivialNorm(rope, self.rules)
         return GeneralNorm(rope, self.rules)
+
+    def edges(self, norm: Normalization, toks: TokenStore, stats: Stats) -> Edges:
+        return SymbolEdges(self, norm, toks, stats, self.bpe_matcher, False)
 
     def encode(self, text: str) -> list[int]:
         return _encode(self.raw_full, self.sp_full, text)
@@ -80,7 +86,7 @@ class SentencePieceFamily(Family):
             piece = piece.replace(SPACE_MARK, " ")
         return piece.encode("utf-8")
 
-    def tokens(self, text: str, normalized: bool) -> Encoded:
+    def tokens(self, text: str, normalized: bool) -> TokenRun:
         if normalized:
             ids = _encode(self.raw_window, self.sp_window, text)
             sp = self.sp_window
@@ -90,14 +96,8 @@ class SentencePieceFamily(Family):
         lens = self._lengths(ids, text, sp)
         joins = vec[u8]()
         if self.keeps_joins:
-            joins = self._joins(lens, text, normalized)
-        return Encoded(ids, lens, joins)
-
-    def lands_on(self, text: str, start: i64, target: i64) -> bool:
-        um = self.bpe_matcher
-        if um is None:
-            return True
-        return um.lands_on(text, start, target)
+            joins = self._joins(ids, lens, text, normalized)
+        return TokenRun(to_vec(ids), lens, joins)
 
     # -- lengths and symbols -------------------------------------------------------------------
 
@@ -116,9 +116,10 @@ class SentencePieceFamily(Family):
                 i += 1
         return out
 
-    def _joins(self, lens: vec[i32], text: str, normalized: bool) -> vec[u8]:
-        """Per token: 1 when it continues the merge symbol of the token before it (a part of a
-        re-split UNUSED piece, or a byte of a character), else 0.
+    def _joins(self, ids: list[int], lens: vec[i32], text: str, normalized: bool) -> vec[u8]:
+        """Per token: JOIN_EDGE when it continues the merge symbol of the token before it (a part
+        of a re-split UNUSED piece, or a byte of a character, which continues the character too:
+        JOIN_CHARACTER), else 0.
 
         Window edges may only sit between symbols: there the merges of a window are the whole
         text's. Symbol boundaries come from the processor that keeps UNUSED pieces whole.
@@ -136,7 +137,12 @@ class SentencePieceFamily(Family):
             while j < nb and bounds[j] < pos:
                 j += 1
             inside: bool = j >= nb or bounds[j] != pos
-            out = append(out, u8(1) if ln == 0 or inside else u8(0))
+            flag: i64 = 0
+            if ln == 0 and self.vocab.is_byte(ids[i]):
+                flag = JOIN_EDGE | JOIN_CHARACTER
+            elif ln == 0 or inside:
+                flag = JOIN_EDGE
+            out = append(out, u8(flag))
             pos += ln
             i += 1
         return out

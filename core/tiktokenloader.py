@@ -24,7 +24,7 @@ from tiktoken.model import encoding_name_for_model
 from tokenline.core.bytelevel import ByteLevelFamily, TiktokenCoder
 from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
-from tokenline.core.pretokens import PreTokenSegmenter, reads_little, run_kind
+from tokenline.core.pretokens import PreTokenSegmenter, reads_little, run_class
 from tokenline.core.vocab import (
     FLAG_BYTE,
     FLAG_CONTINUATION,
@@ -150,9 +150,9 @@ def _model(
     coder = TiktokenCoder(enc, enc._mergeable_ranks, offset)
     family = ByteLevelFamily(vocab, coder, PreTokenSegmenter(pattern))
     if reads_little(pattern):
-        family.use_pieces()
+        family.use_pretokens()
         family.guard_newer_characters()
-        family.use_runs(run_kind(pattern))
+        family.use_runs(run_class(pattern))
     else:
         family.incremental = False
         family.mode_note = (

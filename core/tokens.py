@@ -1,4 +1,4 @@
-"""A document's tokens: ids, normalized lengths and, for some models, merge-symbol joins.
+"""A document's tokens: ids, normalized lengths and, for some models, join flags.
 
 An edit replaces a short run of tokens and the editor asks for tokens by index and by offset, so
 the tokens live in `Columns` chunks: one `i32` column of ids, one of lengths (summed, which maps
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from librt.vecs import append, vec
+from librt.vecs import append, extend, vec
 from mypy_extensions import i32, i64, u8
 
 from tokenline.core.chunks import Columns
@@ -21,8 +21,82 @@ TARGET: Final = 256
 # Wide columns.
 IDS: Final = 0
 LENGTHS: Final = 1
-# Flag column: 1 where the token continues the merge symbol of the token before it.
+# Flag column: the token's join bits (JOIN_* below).
 JOINS: Final = 0
+
+# Bits of a token's join flags. EDGE: no window edge may sit before the token (it continues a merge
+# symbol, or a pre-token). CHARACTER: it continues a character split over several tokens (editors
+# show such tokens as one group).
+JOIN_EDGE: Final = 1
+JOIN_CHARACTER: Final = 2
+# A window edge may sit before the token, but it is inside a long pre-token, not at a cut: it is
+# checked as a BPE edge there (Algorithm 3 within the pre-token).
+JOIN_INNER: Final = 4
+# Not yet known whether the token starts a pre-token (a document opened from one full encode);
+# such a token also carries JOIN_EDGE, so no window edge sits before it.
+JOIN_UNKNOWN: Final = 8
+
+
+def continues(kept: bool, join: i64, length: i64, bit: i64) -> bool:
+    """Whether a token continues the one before it, for the join `bit` asked about (JOIN_EDGE:
+    the merge symbol; JOIN_CHARACTER: the character). Where a family keeps no join flags, the
+    only tokens that continue are those of no length: byte-fallback bytes after a character's
+    first, which continue both its character and its merge symbol."""
+    if kept:
+        return (join & bit) != 0
+    return length == 0
+
+
+class TokenRun:
+    """Tokens in the store's columns, gathered before they go into it: a window's tokens, a
+    segment's (cached), a document's when it opens. `joins` is empty when the family keeps no
+    join flags."""
+
+    ids: vec[i32]
+    lens: vec[i32]
+    joins: vec[u8]
+
+    def __init__(self, ids: vec[i32], lens: vec[i32], joins: vec[u8]) -> None:
+        self.ids = ids
+        self.lens = lens
+        self.joins = joins
+
+    def size(self) -> i64:
+        return len(self.ids)
+
+    def joined(self, i: i64) -> bool:
+        """Token i continues the merge symbol of the token before it."""
+        kept: bool = len(self.joins) > 0
+        return continues(kept, i64(self.joins[i]) if kept else 0, i64(self.lens[i]), JOIN_EDGE)
+
+    def add(self, more: TokenRun) -> None:
+        self.ids = extend(self.ids, more.ids)
+        self.lens = extend(self.lens, more.lens)
+        self.joins = extend(self.joins, more.joins)
+
+    def add_token(self, token_id: i64, length: i64, join: i64, kept: bool) -> None:
+        self.ids = append(self.ids, i32(token_id))
+        self.lens = append(self.lens, i32(length))
+        if kept:
+            self.joins = append(self.joins, u8(join))
+
+    def id_list(self) -> list[int]:
+        out: list[int] = []
+        for x in self.ids:
+            out.append(int(x))
+        return out
+
+
+def empty_run() -> TokenRun:
+    return TokenRun(vec[i32](), vec[i32](), vec[u8]())
+
+
+def to_vec(ids: list[int]) -> vec[i32]:
+    """Ids from a reference library, in the store's column type."""
+    out = vec[i32](capacity=len(ids))
+    for x in ids:
+        out = append(out, i32(x))
+    return out
 
 
 class TokenStore:

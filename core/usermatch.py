@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from mypy_extensions import i64
 
+from tokenline.core.symboledges import CutTest
 
-class UserMatcher:
+
+class UserMatcher(CutTest):
+    """Pieces matched greedily, longest first; as a cut test, it reads `longest` past a cut."""
+
     by_first: dict[str, list[str]]
     longest: i64
 
@@ -25,6 +29,7 @@ class UserMatcher:
                 longest = len(p)
         for key in by_first:
             by_first[key].sort(key=len, reverse=True)
+        super().__init__(longest)
         self.by_first = by_first
         self.longest = longest
 

@@ -23,8 +23,8 @@ from tests.conftest import shared_file
 from tests.core import tiktokenkit
 from tests.core.strategies import edit_ops, texts, unspaced
 from tokenline.core import Document, ModelError, load_model, pretokens
-from tokenline.core.family import JOIN_UNKNOWN
 from tokenline.core.tiktokenloader import model_from_encoding
+from tokenline.core.tokens import JOIN_UNKNOWN
 
 Encoder = Callable[[str], list[int]]
 # Every generated vocabulary class the zoo visited in this run, and how often.
@@ -260,12 +260,12 @@ def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
     doc, encode = references["o200k_base"]
     rng = random.Random(3)
     doc.set_text("x = " + "".join(rng.choice("abcdefgh") for _ in range(20_000)) + "\n")
-    before = doc.engine.encoded_chars
+    before = doc.engine.stats.encoded_chars
     for at in (5_000, 12_345, 19_990):
         doc.edit(at, at + 1, "q")
     assert doc.ids() == encode(doc.text)
     # Three windows of a few tokens each, not three BPEs of the 20,000-character piece.
-    assert doc.engine.encoded_chars - before < 300
+    assert doc.engine.stats.encoded_chars - before < 300
 
 
 @pytest.mark.parametrize("name", sorted(tiktokenkit.PATTERNS))
@@ -331,10 +331,10 @@ def test_a_long_selection_is_counted_from_windows(
     ends where the selection's text does), not an encode of all of it (this used to hang)."""
     doc, encode = references["o200k_base"]
     doc.set_text(botchan[:20_000])
-    before = doc.engine.encoded_chars
+    before = doc.engine.stats.encoded_chars
     for a, b in ((100, 15_000), (0, 20_000), (4_321, 9_999)):
         assert doc.encode_range(a, b) == encode(doc.text[a:b])
-    assert doc.engine.encoded_chars - before < 600
+    assert doc.engine.stats.encoded_chars - before < 600
 
 
 @pytest.mark.parametrize("name", REAL)
@@ -368,13 +368,13 @@ def test_edits_that_keep_a_long_piece_whole_do_not_scan_it(
     doc.set_text("x = " + "".join(rng.choice("abcdefgh") for _ in range(30_000)) + "\n")
     while doc.prepare():
         pass
-    before = doc.engine.scanned_chars
+    before = doc.engine.stats.scanned_chars
     for _ in range(40):
         at = rng.randrange(100, doc.length() - 100)
         doc.edit(at, at + rng.choice([0, 1, 2]), rng.choice(["q", "ab", ""]))
     assert doc.ids() == encode(doc.text)
     # Lower-case letters into lower-case letters: the piece keeps its start and end.
-    assert doc.engine.scanned_chars - before < 2_000
+    assert doc.engine.stats.scanned_chars - before < 2_000
     doc.edit(15_000, 15_000, "Q1 ")  # this one splits it: scanned
     assert doc.ids() == encode(doc.text)
-    assert doc.engine.scanned_chars - before > 10_000
+    assert doc.engine.stats.scanned_chars - before > 10_000

@@ -15,10 +15,10 @@ SP = spm.SentencePieceProcessor(model_file=MODEL.path)
 
 
 def encoded_by(doc: Document, start: int, end: int, new: str) -> tuple[int, int]:
-    doc.engine.encode_calls = 0
-    doc.engine.encoded_chars = 0
+    doc.engine.stats.encode_calls = 0
+    doc.engine.stats.encoded_chars = 0
     doc.edit(start, end, new)
-    return doc.engine.encode_calls, doc.engine.encoded_chars
+    return doc.engine.stats.encode_calls, doc.engine.stats.encoded_chars
 
 
 def test_local_edits_encode_a_few_tokens(botchan: str) -> None:

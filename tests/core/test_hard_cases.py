@@ -18,10 +18,10 @@ from mypy_extensions import i32, u8
 from tests.core import modelkit
 from tests.core.modelkit import NORMAL, UNUSED
 from tokenline.core import Document, load_model
-from tokenline.core.family import Encoded
-from tokenline.core.retokenize import Neighborhood
 from tokenline.core.spfamily import SentencePieceFamily
+from tokenline.core.tokens import TokenRun
 from tokenline.core.vocab import FLAG_BYTE, FLAG_CONTINUATION
+from tokenline.core.window import Neighborhood
 
 
 def run_edits(path: Path, text: str, edits: list[tuple[int, int, str]]) -> Document:
@@ -236,10 +236,10 @@ def test_edge_tokens_compared_by_position_and_length(model_paths: dict[str, Path
     assert doc.token_span(unk_k) == (2, 4)
     near = Neighborhood(doc.toks, 0, len(doc))
     unk = [int(doc.model.unk_id)]
-    shorter = Encoded(unk, vec[i32]([1]), vec[u8]())
+    shorter = TokenRun(vec[i32](unk), vec[i32]([1]), vec[u8]())
     assert not near.left_edge_holds(shorter, unk_k)
     assert not near.right_edge_holds(shorter, unk_k + 1)
-    same = Encoded(unk, vec[i32]([2]), vec[u8]())
+    same = TokenRun(vec[i32](unk), vec[i32]([2]), vec[u8]())
     assert near.left_edge_holds(same, unk_k)
     assert near.right_edge_holds(same, unk_k + 1)
 

@@ -340,14 +340,14 @@ def test_word_windows_stay_small(judges: dict[str, Judge], botchan: str, name: s
     doc = Document(judge.model, text)
     engine = doc.engine
     for at, new in ((10_000, "x"), (5_003, " Ünïcode 中文 [CLS] "), (19_990, "\n\n")):
-        before = engine.encoded_chars
+        before = engine.stats.encoded_chars
         doc.edit(at, at + 1, new)
         text = text[:at] + new + text[at + 1 :]
         check_document(judge, doc, text)
-        assert engine.encoded_chars - before < 500
-    before = engine.encoded_chars
+        assert engine.stats.encoded_chars - before < 500
+    before = engine.stats.encoded_chars
     assert doc.count(1234, 17_000) == len(judge.ids(text[1234:17_000]))
-    assert engine.encoded_chars - before < 500
+    assert engine.stats.encoded_chars - before < 500
 
 
 # -- byte-level BPE edited piece by piece ------------------------------------------------------
@@ -364,14 +364,14 @@ def test_piece_windows_stay_small(judges: dict[str, Judge], botchan: str, name: 
     check_document(judge, doc, text)
     engine = doc.engine
     for at, new in ((10_000, "x"), (5_003, " Ünïcode 中文 😀 "), (19_900, "\n\n"), (23_000, "")):
-        before = engine.encoded_chars
+        before = engine.stats.encoded_chars
         doc.edit(at, at + 1, new)
         text = text[:at] + new + text[at + 1 :]
         check_document(judge, doc, text)
-        assert engine.encoded_chars - before < 300, (at, new)
-    before = engine.encoded_chars
+        assert engine.stats.encoded_chars - before < 300, (at, new)
+    before = engine.stats.encoded_chars
     assert doc.count(1234, 17_000) == len(judge.ids(text[1234:17_000]))
-    assert engine.encoded_chars - before < 300
+    assert engine.stats.encoded_chars - before < 300
     at = text.index("<|endoftext|>")
     doc.edit(at + 3, at + 4, "")  # no longer an added token
     text = text[: at + 3] + text[at + 4 :]
@@ -410,19 +410,19 @@ def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
     rng = random.Random(3)
     text = "x = " + "".join(rng.choice("abcdefgh") for _ in range(20_000)) + "\n"
     doc = Document(judge.model, text)
-    before = doc.engine.encoded_chars
-    scanned = doc.engine.scanned_chars
+    before = doc.engine.stats.encoded_chars
+    scanned = doc.engine.stats.scanned_chars
     for at in (5_000, 12_345, 19_990):
         doc.edit(at, at + 1, "q")
         text = text[:at] + "q" + text[at + 1 :]
     check_document(judge, doc, text)
     # Three windows of a few tokens each, not three BPEs of the 20,000-character piece; ASCII
     # letters into ASCII letters keep the piece one piece, so it is not even cut again.
-    assert doc.engine.encoded_chars - before < 300
-    assert doc.engine.scanned_chars - scanned < 300
+    assert doc.engine.stats.encoded_chars - before < 300
+    assert doc.engine.stats.scanned_chars - scanned < 300
     doc.edit(10_000, 10_000, "é")  # not ASCII: the piece is cut again to prove it
     check_document(judge, doc, text[:10_000] + "é" + text[10_000:])
-    assert doc.engine.scanned_chars - scanned > 10_000
+    assert doc.engine.stats.scanned_chars - scanned > 10_000
 
 
 def merged_differently(judge: Judge) -> list[str]:
@@ -455,9 +455,9 @@ def test_a_part_of_a_long_piece_gets_the_merges_alone(judges: dict[str, Judge], 
     family = judge.model.family
     assert isinstance(family, HFByteLevelFamily)
     for unit in found:
-        assert family.hf.piece(unit) == judge.ids(unit)
+        assert family.hf.pretoken(unit) == judge.ids(unit)
         assert family.hf.part(unit) == plain.encode(unit, add_special_tokens=False).ids
-        assert family.hf.part(unit) != family.hf.piece(unit)
+        assert family.hf.part(unit) != family.hf.pretoken(unit)
     rng = random.Random(7)
     for unit in found[:6]:
         text = "x " + unit * (200 // len(unit) + 1) + " y"
@@ -851,11 +851,11 @@ def test_an_edit_in_a_long_metaspace_piece_encodes_it_once(
     doc = Document(judge.model, text)
     engine = doc.engine
     for at in (10_000, 18, 20_017):
-        before = engine.encoded_chars
+        before = engine.stats.encoded_chars
         doc.edit(at, at + 1, "Q")
         text = text[:at] + "Q" + text[at + 1 :]
         check_document(judge, doc, text)
-        assert engine.encoded_chars - before < 20_100
+        assert engine.stats.encoded_chars - before < 20_100
 
 
 @pytest.mark.parametrize("name", ["unigram-t5", "unigram-albert", "unigram-wsplit-custom"])
@@ -909,8 +909,8 @@ def test_unknown_characters_and_a_byte_order_mark_keep_windows_small(
     assert judge.model.unk_id in doc.ids() and judge.ref.normalizer.normalize_str("\ufeff") == ""
     engine = doc.engine
     for at in (2_000, 7_000):
-        before = engine.encoded_chars
+        before = engine.stats.encoded_chars
         doc.edit(at, at + 1, "x")
         text = text[:at] + "x" + text[at + 1 :]
         check_document(judge, doc, text)
-        assert engine.encoded_chars - before < 500
+        assert engine.stats.encoded_chars - before < 500

@@ -7,20 +7,22 @@ from hypothesis import strategies as st
 from librt.vecs import vec
 from mypy_extensions import i32, u8
 
-from tokenline.core.segments import CACHED_SEGMENT_CHARS, CachedTokens, SegmentCache, Segmenter
+from tokenline.core.segments import CACHED_SEGMENT_CHARS, SegmentCache
+from tokenline.core.spsegments import WhitespaceSegmenter
+from tokenline.core.tokens import TokenRun
 
 SPACE = "\u2581"
 texts = st.text(alphabet=[SPACE, "a", "b", " ", "\n"], max_size=40)
 
 
-def cuts(seg: Segmenter, text: str) -> list[int]:
+def cuts(seg: WhitespaceSegmenter, text: str) -> list[int]:
     """Every segment start inside text, by the definition."""
     return [i for i in range(1, len(text)) if seg.cut_between(text[i - 1], text[i])]
 
 
 @given(text=texts, suffix=st.booleans())
 def test_split_cuts_exactly_at_segment_starts(text: str, suffix: bool) -> None:
-    seg = Segmenter(SPACE, suffix)
+    seg = WhitespaceSegmenter(SPACE, suffix)
     parts = seg.split(text)
     assert "".join(parts) == text
     starts = [sum(len(p) for p in parts[:k]) for k in range(1, len(parts))]
@@ -29,14 +31,14 @@ def test_split_cuts_exactly_at_segment_starts(text: str, suffix: bool) -> None:
 
 @given(text=texts, suffix=st.booleans())
 def test_last_cut(text: str, suffix: bool) -> None:
-    seg = Segmenter(SPACE, suffix)
+    seg = WhitespaceSegmenter(SPACE, suffix)
     found = cuts(seg, text)
     assert seg.last_cut(text) == (found[-1] if found else -1)
 
 
 def test_cache_is_bounded_and_skips_long_segments() -> None:
-    def tokens(n: int) -> CachedTokens:
-        return CachedTokens(vec[i32]([1] * n), vec[i32]([1] * n), vec[u8]())
+    def tokens(n: int) -> TokenRun:
+        return TokenRun(vec[i32]([1] * n), vec[i32]([1] * n), vec[u8]())
 
     cache = SegmentCache(limit_bytes=2000)
     cache.put("x" * (CACHED_SEGMENT_CHARS + 1), tokens(3))

@@ -47,11 +47,11 @@ def test_long_selection_counts_match_encoding_alone(
     start = data.draw(st.integers(0, n - 5000), label="start")
     end = data.draw(st.integers(start + 5000, n), label="end")
     expected = sp.encode(doc.slice(start, end))
-    doc.engine.encode_calls = doc.engine.encoded_chars = 0
+    doc.engine.stats.encode_calls = doc.engine.stats.encoded_chars = 0
     assert doc.count(start, end) == len(expected)
     if doc.model.incremental:
         assert (
-            doc.engine.encoded_chars < (end - start) // 2
+            doc.engine.stats.encoded_chars < (end - start) // 2
         )  # the middle was reused, not re-encoded
     assert doc.encode_range(start, end) == expected
 

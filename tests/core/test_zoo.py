@@ -156,9 +156,9 @@ def check_selections(entry: Entry, doc: Document, data: st.DataObject, count: in
         expected = entry.sp.encode(text[start:end])
         STATS["selections"] += 1
         where = f"seed {entry.zoo.seed}: selection {(start, end)} of {short(text)}"
-        doc.engine.encoded_chars = 0
+        doc.engine.stats.encoded_chars = 0
         assert doc.count(start, end) == len(expected), where
-        STATS["selections windowed"] += doc.engine.encoded_chars < end - start
+        STATS["selections windowed"] += doc.engine.stats.encoded_chars < end - start
         same(doc.encode_range(start, end), expected, where)
 
 

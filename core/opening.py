@@ -1,0 +1,97 @@
+"""Opening a document segment by segment, through the model's segment cache.
+
+Prose repeats its words, so most of a document's segments are found in the cache that every
+document of the model shares; only the segments it lacks are encoded (and cached). The text is
+cut a block at a time, so that no list of all its segments is ever built.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mypy_extensions import i64
+
+from tokenline.core.family import Family
+from tokenline.core.normalization import Normalization
+from tokenline.core.segments import CACHED_SEGMENT_CHARS, Segmenter
+from tokenline.core.tokens import TokenRun, empty_run
+from tokenline.core.window import Stats
+
+# Normalized characters cut into segments at a time when a document opens (doubled while a
+# block holds no segment start).
+LOAD_BLOCK: Final = 1 << 16
+
+
+class SegmentReader:
+    """Tokens of normalized text from its segments, cached or encoded."""
+
+    family: Family
+    stats: Stats
+    kept: bool
+
+    def __init__(self, family: Family, stats: Stats) -> None:
+        self.family = family
+        self.stats = stats
+        self.kept = family.keeps_joins
+
+    def read(self, seg: Segmenter, norm: Normalization) -> TokenRun:
+        """The tokens of the whole normalized text, a block at a time."""
+        run = empty_run()
+        total: i64 = norm.length()
+        pos: i64 = 0
+        size: i64 = LOAD_BLOCK
+        while pos < total:
+            end: i64 = min(total, pos + size)
+            segments = seg.take(norm.slice(pos, end), end >= total)
+            if len(segments) == 0:
+                size *= 2
+                continue
+            pos += self._add_all(seg, segments, run)
+            size = LOAD_BLOCK
+        return run
+
+    def encode(self, seg: Segmenter, text: str) -> TokenRun:
+        """The tokens of normalized text that begins at a segment start."""
+        run = empty_run()
+        self._add_all(seg, seg.split(text), run)
+        return run
+
+    def _add_all(self, seg: Segmenter, segments: list[str], run: TokenRun) -> i64:
+        """Appends the tokens of segments to run: from the model's cache where it has them,
+        encoding (and caching) only the segments it lacks. Returns their length."""
+        total: i64 = 0
+        for segment in segments:
+            total += len(segment)
+            if len(segment) <= CACHED_SEGMENT_CHARS:
+                run.add(self._segment_tokens(segment))
+            else:
+                self._add_long(seg, segment, run)
+        return total
+
+    def _add_long(self, seg: Segmenter, segment: str, run: TokenRun) -> None:
+        """A long segment cut finer where a character starts every token it is in; the parts
+        go through the cache like segments (the characters of CJK text repeat)."""
+        n: i64 = len(segment)
+        start: i64 = 0
+        i: i64 = 1
+        while i <= n:
+            if i == n or seg.cut_before(ord(segment[i])):
+                single: i64 = seg.single_token(ord(segment[start])) if i - start == 1 else -1
+                if single >= 0:
+                    # A token of one character that starts a merge symbol.
+                    run.add_token(single, 1, 0, self.kept)
+                else:
+                    run.add(self._segment_tokens(segment[start:i]))
+                start = i
+            i += 1
+
+    def _segment_tokens(self, segment: str) -> TokenRun:
+        """The tokens of one segment: the cache's, or encoded (and cached)."""
+        cache = self.family.cache
+        # Long segments are never cached: do not even hash them.
+        found = cache.get(segment) if len(segment) <= CACHED_SEGMENT_CHARS else None
+        if found is None:
+            self.stats.encoded(len(segment))
+            found = self.family.tokens(segment, True)
+            cache.put(segment, found)
+        return found
