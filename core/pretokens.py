@@ -11,6 +11,7 @@ on. Patterns outside this list are not known to read so little: they re-encode w
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any, Final
 
@@ -20,6 +21,11 @@ from mypy_extensions import i64
 from tokenline.core.segments import Segmenter
 
 _LETTER: Final = regex.compile(r"\p{L}")
+# An ASCII letter, then an ASCII character that is neither a letter nor an apostrophe (see
+# sync_in), and the same pair in reversed text; the first window searched backwards for one.
+_LETTER_CUT: Final = re.compile(r"[A-Za-z][\x00-\x26\x28-\x40\x5B-\x60\x7B-\x7F]")
+_LETTER_CUT_REVERSED: Final = re.compile(r"[\x00-\x26\x28-\x40\x5B-\x60\x7B-\x7F][A-Za-z]")
+SYNC_WINDOW: Final = 256
 # Characters a match may read past its end besides a run of white space.
 READ_PAST: Final = 4
 
@@ -145,13 +151,45 @@ def reach_after(text: str) -> i64:
 
 
 def sync_in(text: str, last: bool) -> i64:
-    """The last (or first) offset i > 0 in text where a line break is followed by a letter:
-    for the patterns above no pre-token holds both, so i is a cut whatever precedes it."""
+    """The last (or first) offset i > 0 in text that is a cut whatever precedes it, for every
+    pattern above: after a line break before a letter (no pre-token holds both), or after an
+    ASCII letter before an ASCII character that is neither a letter nor an apostrophe (no
+    pattern's run of letters takes it, and contractions start with an apostrophe). -1: none."""
+    at_break: i64 = _break_sync(text, last)
+    at_letter: i64 = _letter_sync(text, last)
+    if at_break < 0 or at_letter < 0:
+        return max(at_break, at_letter)
+    return max(at_break, at_letter) if last else min(at_break, at_letter)
+
+
+def _break_sync(text: str, last: bool) -> i64:
     i: i64 = text.rfind("\n") if last else text.find("\n")
     while i >= 0:
         if i + 1 < len(text) and _LETTER.match(text, i + 1) is not None:
             return i + 1
         i = text.rfind("\n", 0, i) if last else text.find("\n", i + 1)
+    return -1
+
+
+def _letter_sync(text: str, last: bool) -> i64:
+    """Where an ASCII letter meets an ASCII non-letter other than an apostrophe. Searched
+    backwards in growing windows of the reversed text, so that prose finds one near its end at
+    once and a long line without one costs a few fast scans (the regex module's scan is slow)."""
+    if not last:
+        m = _LETTER_CUT.search(text)
+        return -1 if m is None else m.start() + 1
+    n: i64 = len(text)
+    width: i64 = SYNC_WINDOW
+    hi: i64 = n
+    while hi > 1:
+        lo: i64 = max(0, hi - width)
+        r = _LETTER_CUT_REVERSED.search(text[lo:hi][::-1])
+        if r is not None:
+            return hi - r.start() - 1
+        if lo == 0:
+            break
+        hi = lo + 1  # the pair across the windows' meeting point is seen too
+        width *= 2
     return -1
 
 

@@ -11,6 +11,7 @@ from tokenline.core import pretokens
 
 PATTERNS = {
     "gpt2": pretokens.GPT2,
+    "gpt2-hf": pretokens.GPT2_HF,
     "cl100k": pretokens.CL100K,
     "llama3": pretokens.CL100K_OLD,
     "qwen2": pretokens.QWEN2,
