@@ -17,12 +17,12 @@ from tokenline.core import document as _document
 from tokenline.core.document import Document
 from tokenline.core.loader import (
     BUNDLED_DEFAULT,
-    ModelError,
     bundled_model_path,
     bundled_models,
     load_model_file,
 )
 from tokenline.core.model import Model
+from tokenline.core.modelfile import ModelError
 from tokenline.core.resolve import (
     LISTED_FILES,
     ModelSource,

@@ -19,7 +19,7 @@ from tokenline.core.spacecuts import SpaceCuts
 from tokenline.core.symboledges import CutTest, SymbolEdges
 from tokenline.core.tokens import JOIN_CHARACTER, TokenRun, TokenStore, to_vec
 from tokenline.core.usermatch import UserMatcher
-from tokenline.core.vocab import Vocabulary
+from tokenline.core.vocab import Vocabulary, byte_piece_value
 from tokenline.core.window import Edges, Stats
 
 # Characters deleted at a text's start that tokens() corrects the library's offsets for; past
@@ -184,8 +184,9 @@ class HFFamily(Family):
         """A byte-fallback piece (<0xE4>) is that byte; other pieces are their text with the
         marker as a space and without the word-continuation prefix (added tokens as written)."""
         piece = self.vocab.piece(token_id)
-        if self.vocab.is_byte(token_id) and len(piece) == 6 and piece.startswith("<0x"):
-            return bytes([int(piece[3:5], 16)])
+        value = byte_piece_value(piece)
+        if self.vocab.is_byte(token_id) and value >= 0:
+            return bytes([value])
         if int(token_id) not in self.added:
             if self.word_prefix != "" and piece.startswith(self.word_prefix):
                 piece = piece[len(self.word_prefix) :]

@@ -15,6 +15,7 @@ from mypy_extensions import i32, u8
 
 from tokenline.core.charsmap import Charsmap, CharsmapError
 from tokenline.core.model import Model
+from tokenline.core.modelfile import ModelError, display_name, read_model_file, short_error
 from tokenline.core.normalizer import NormRules
 from tokenline.core.segments import Segmenter
 from tokenline.core.spfamily import SentencePieceFamily
@@ -28,6 +29,7 @@ from tokenline.core.vocab import (
     FLAG_WHITESPACE,
     LENGTH_IN_CONTEXT,
     Vocabulary,
+    byte_piece_value,
 )
 
 log = logging.getLogger("tokenline.core")
@@ -37,15 +39,6 @@ BUNDLED_DEFAULT = "mistral-7b-v0.1"
 # ModelProto.SentencePiece.Type
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, BYTE, UNUSED = 1, 2, 3, 4, 6, 5
 MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
-
-
-class ModelError(ValueError):
-    """A model file that cannot be used: the message names the path and the reason."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"cannot load tokenizer model {path}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 def bundled_models() -> dict[str, Path]:
@@ -75,19 +68,6 @@ def load_model_file(path: str | os.PathLike[str] | None = None) -> Model:
     return load_model_bytes(read_model_file(p, "a .model file"), p)
 
 
-def read_model_file(p: str, what: str) -> bytes:
-    """A tokenizer file's bytes; ModelError saying why when it cannot be read (`what` names
-    the kind of file a directory at p is not)."""
-    try:
-        return Path(p).read_bytes()
-    except FileNotFoundError:
-        raise ModelError(p, "no such file") from None
-    except IsADirectoryError:
-        raise ModelError(p, f"it is a directory, not {what}") from None
-    except OSError as exc:
-        raise ModelError(p, f"unreadable ({exc.strerror or exc})") from None
-
-
 def _model_pb2() -> Any:
     # Generated protobuf code has no type information.
     return importlib.import_module("sentencepiece.sentencepiece_model_pb2")
@@ -109,7 +89,7 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
     try:
         full.LoadFromSerializedProto(data)
     except Exception as exc:
-        raise ModelError(path, f"SentencePiece rejects it: {_short(exc)}") from None
+        raise ModelError(path, f"SentencePiece rejects it: {short_error(exc)}") from None
 
     model_type = MODEL_TYPES.get(proto.trainer_spec.model_type, "unknown")
     vocab, user_pieces = _vocabulary(proto, full)
@@ -121,7 +101,7 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
     family.sp_window = _processor(window_proto, path, "window encoder")
     family.raw_full = _raw_ids_encoder(full)
     family.raw_window = _raw_ids_encoder(family.sp_window)
-    model = Model(_display_name(path), path, model_type, family)
+    model = Model(display_name(path), path, model_type, family)
     family.incremental, family.mode_note = _incremental_mode(proto, model_type)
     if family.incremental and _merges_unused(proto):
         family.use_symbol_encoders(
@@ -206,7 +186,7 @@ def _vocabulary(proto: Any, sp: spm.SentencePieceProcessor) -> tuple[Vocabulary,
         length = len(text)
         if kind == BYTE:
             flags |= FLAG_BYTE
-            length = 0 if 0x80 <= _byte_value(text) < 0xC0 else 1
+            length = 0 if 0x80 <= byte_piece_value(text) < 0xC0 else 1
             if length == 0:
                 flags |= FLAG_CONTINUATION
         elif kind == UNKNOWN:
@@ -273,7 +253,7 @@ def _processor(proto: Any, path: str, what: str) -> spm.SentencePieceProcessor:
     try:
         sp.LoadFromSerializedProto(proto.SerializeToString())
     except Exception as exc:
-        raise ModelError(path, f"SentencePiece rejects its {what}: {_short(exc)}") from None
+        raise ModelError(path, f"SentencePiece rejects its {what}: {short_error(exc)}") from None
     return sp
 
 
@@ -331,23 +311,6 @@ def _formable(s: str, normal: dict[str, int]) -> bool:
         return True
     kind = normal.get(s)
     return kind is not None and kind != USER_DEFINED
-
-
-def _byte_value(piece: str) -> int:
-    try:
-        return int(piece[3:5], 16)
-    except ValueError:
-        return 0
-
-
-def _display_name(path: str) -> str:
-    name = os.path.basename(path)
-    return name[: -len(".model")] if name.endswith(".model") else name
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[-1] if text else type(exc).__name__
 
 
 def _raw_ids_encoder(sp: spm.SentencePieceProcessor) -> Any:

@@ -18,12 +18,11 @@ from tokenline.core.rope import TextRope
 from tokenline.core.symboledges import SymbolEdges
 from tokenline.core.tokens import JOIN_CHARACTER, JOIN_EDGE, TokenRun, TokenStore, to_vec
 from tokenline.core.usermatch import UserMatcher
-from tokenline.core.vocab import LENGTH_IN_CONTEXT, Vocabulary
+from tokenline.core.vocab import LENGTH_IN_CONTEXT, Vocabulary, byte_piece_value
 from tokenline.core.window import Edges, Stats
 
-# SentencePiece's visible space, and how a byte piece starts ("<0xE4>").
+# SentencePiece's visible space.
 SPACE_MARK: Final = "\u2581"
-BYTE_PIECE_PREFIX: Final = "<0x"
 
 
 class SentencePieceFamily(Family):
@@ -80,8 +79,9 @@ class SentencePieceFamily(Family):
         """A byte piece (`<0xE4>`) is that byte; any other piece is its text in UTF-8, with the
         visible space "▁" as a space when the model escapes white space."""
         piece = self.vocab.piece(token_id)
-        if self.vocab.is_byte(token_id) and piece.startswith(BYTE_PIECE_PREFIX):
-            return bytes([int(piece[len(BYTE_PIECE_PREFIX) : len(BYTE_PIECE_PREFIX) + 2], 16)])
+        value = byte_piece_value(piece)
+        if self.vocab.is_byte(token_id) and value >= 0:
+            return bytes([value])
         if self.rules.escape_whitespaces:
             piece = piece.replace(SPACE_MARK, " ")
         return piece.encode("utf-8")

@@ -22,6 +22,21 @@ FLAG_CONTINUATION: Final = 16  # a UTF-8 continuation byte: no character of its 
 KIND_MASK: Final = FLAG_BYTE | FLAG_SPECIAL | FLAG_UNKNOWN | FLAG_WHITESPACE
 # piece_len of a token whose length is only known in context (<unk> covers a run).
 LENGTH_IN_CONTEXT: Final = -1
+# How SentencePiece and byte-fallback tokenizer.json files write a byte piece: <0xE4>.
+BYTE_PIECE_PREFIX: Final = "<0x"
+_HEX: Final = "0123456789abcdefABCDEF"
+
+
+def byte_piece_value(piece: str) -> i64:
+    """The byte a piece such as `<0xE4>` stands for; -1 for any other piece (the one answer for
+    bad input, wherever byte pieces are read)."""
+    if len(piece) != 6 or not piece.startswith(BYTE_PIECE_PREFIX) or piece[5] != ">":
+        return -1
+    high = _HEX.find(piece[3])
+    low = _HEX.find(piece[4])
+    if high < 0 or low < 0:
+        return -1
+    return (high if high < 16 else high - 6) * 16 + (low if low < 16 else low - 6)
 
 
 class Vocabulary:
