@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from librt.vecs import vec
@@ -17,8 +16,8 @@ from mypy_extensions import u8
 from tokenline.core.family import Family
 from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPreTokens
 from tokenline.core.hffamily import HFFamily
-from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
+from tokenline.core.modelfile import ModelError, display_name, read_model_file, short_error
 from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little, run_class
 from tokenline.core.spacecuts import SpaceCuts
 from tokenline.core.usermatch import UserMatcher
@@ -29,6 +28,7 @@ from tokenline.core.vocab import (
     FLAG_UNKNOWN,
     FLAG_WHITESPACE,
     Vocabulary,
+    byte_piece_value,
 )
 
 # The model types this family runs, and how Model.model_type names them.
@@ -51,11 +51,13 @@ def load_hf_file(path: str | os.PathLike[str]) -> Model:
     return load_hf_json(text, p)
 
 
-def load_hf_json(text: str, path: str = "<json>") -> Model:
-    """A Model from the text of a tokenizer.json (path names it in errors)."""
-    spec = _parse(text, path)
-    model_type = spec["model"]["type"]
+def load_hf_json(text: str, path: str = "<json>", parsed: Any = None) -> Model:
+    """A Model from the text of a tokenizer.json (path names it in errors; `parsed` is the text's
+    JSON when the caller has already read it)."""
+    spec = checked_spec(_parse(text, path) if parsed is None else parsed, path)
     tok = _tokenizer(text, path)
+    spec = _typed(spec, tok)
+    model_type = spec["model"]["type"]
     vocab, inserted = _vocabulary(tok, spec)
     pattern, why = _piece_pattern(spec)
     family: Family
@@ -82,7 +84,7 @@ def load_hf_json(text: str, path: str = "<json>") -> Model:
         elif why:
             hf.mode_note = f"tokenizer.json models re-encode whole unless {why}"
         family = hf
-    return Model(_display_name(path), path, MODEL_TYPES[model_type], family)
+    return Model(display_name(path), path, MODEL_TYPES[model_type], family)
 
 
 # Why a byte-level BPE file is not edited piece by piece (the ends of "re-encode whole unless").
@@ -184,29 +186,42 @@ def _byte_level_family(tok: Any, spec: dict[str, Any], vocab: Vocabulary, patter
     return family
 
 
-def _parse(text: str, path: str) -> dict[str, Any]:
-    """The file's JSON, checked to be a tokenizer.json of a model type this family runs."""
+def _parse(text: str, path: str) -> Any:
+    """The file's JSON (ModelError when it is not JSON)."""
     if not text.strip():
         raise ModelError(path, "the file is empty")
     try:
-        spec = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ModelError(
             path, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+
+
+def checked_spec(spec: Any, path: str) -> dict[str, Any]:
+    """A tokenizer.json's JSON, checked to hold a model of a type this family runs; a model
+    without a "type" (files written by older `tokenizers`) is typed as the library reads it."""
     model = spec.get("model") if isinstance(spec, dict) else None
-    if not isinstance(model, dict) or not isinstance(model.get("type"), str):
-        raise ModelError(
-            path, 'not a Hugging Face tokenizer.json (it has no "model" with a "type")'
-        )
-    if model["type"] not in MODEL_TYPES:
+    if not isinstance(model, dict):
+        raise ModelError(path, 'not a Hugging Face tokenizer.json (it has no "model")')
+    kind = model.get("type")
+    if kind is not None and kind not in MODEL_TYPES:
         raise ModelError(
             path,
-            f"unsupported tokenizer.json model type {model['type']!r} "
-            f"(supported: {', '.join(MODEL_TYPES)})",
+            f"unsupported tokenizer.json model type {kind!r} (supported: {', '.join(MODEL_TYPES)})",
         )
     out: dict[str, Any] = spec
     return out
+
+
+def _typed(spec: dict[str, Any], tok: Any) -> dict[str, Any]:
+    """The spec with its model's "type": the file's own, else the one `tokenizers` inferred
+    from the fields when it read the file (merges: BPE; continuing_subword_prefix and
+    max_input_chars_per_word: WordPiece; vocab and unk_token: WordLevel; a list of [piece,
+    score]: Unigram; tokenizers/src/models/mod.rs tries them in that order)."""
+    if "type" in spec["model"]:
+        return spec
+    return dict(spec, model=dict(spec["model"], type=type(tok.model).__name__))
 
 
 def _tokenizer(text: str, path: str) -> Any:
@@ -217,7 +232,7 @@ def _tokenizer(text: str, path: str) -> Any:
     try:
         tok = Tokenizer.from_str(text)
     except Exception as exc:
-        raise ModelError(path, f"tokenizers rejects it: {_short(exc)}") from None
+        raise ModelError(path, f"tokenizers rejects it: {short_error(exc)}") from None
     tok.no_truncation()
     tok.no_padding()
     tok.post_processor = None
@@ -244,8 +259,8 @@ def _vocabulary(tok: Any, spec: dict[str, Any]) -> tuple[Vocabulary, vec[u8]]:
             flags, length = (FLAG_SPECIAL if added[i].get("special") else 0), len(piece)
         elif byte_level:
             flags, length = _byte_level_kind(piece)
-        elif byte_fallback and _byte_value(piece) >= 0:
-            flags, length = _fallback_kind(_byte_value(piece))
+        elif byte_fallback and byte_piece_value(piece) >= 0:
+            flags, length = _fallback_kind(byte_piece_value(piece))
         else:
             flags, length = 0, len(piece)
         if piece and not flags & FLAG_BYTE and _blank(piece, byte_level, marker):
@@ -466,16 +481,6 @@ def _fallback_kind(value: int) -> tuple[int, int]:
     return FLAG_BYTE, 1
 
 
-def _byte_value(piece: str) -> int:
-    """The byte of a <0xXX> piece, else -1."""
-    if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
-        try:
-            return int(piece[3:5], 16)
-        except ValueError:
-            return -1
-    return -1
-
-
 def _blank(piece: str, byte_level: bool, marker: str) -> bool:
     """Whether a piece stands for white space only."""
     if byte_level:
@@ -486,16 +491,3 @@ def _blank(piece: str, byte_level: bool, marker: str) -> bool:
             except UnicodeDecodeError:
                 return False
     return all(c.isspace() or (marker != "" and c == marker) for c in piece)
-
-
-def _display_name(path: str) -> str:
-    """A file's name without .json; a file named tokenizer.json is named after its folder."""
-    p = Path(path)
-    if p.name == "tokenizer.json" and p.parent.name:
-        return p.parent.name
-    return p.name[: -len(".json")] if p.name.endswith(".json") else p.name
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[-1] if text else type(exc).__name__
