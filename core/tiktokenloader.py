@@ -15,6 +15,7 @@ import json
 import os
 import pkgutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,8 @@ import tiktoken
 from tiktoken.model import encoding_name_for_model
 
 from tokenline.core.bytelevel import ByteLevelFamily, TiktokenCoder
-from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
+from tokenline.core.modelfile import ModelError, display_name, read_model_file
 from tokenline.core.pretokens import PreTokenSegmenter, reads_little, run_class
 from tokenline.core.vocab import (
     FLAG_BYTE,
@@ -63,10 +64,11 @@ def load_tiktoken(spec: str) -> Model:
     return model_from_encoding(enc, label)
 
 
-def model_from_encoding(enc: Any, name: str | None = None) -> Model:
-    """A Model for a tiktoken Encoding object (one of tiktoken's, or one built by hand)."""
+def model_from_encoding(enc: Any, name: str | None = None, path: str | None = None) -> Model:
+    """A Model for a tiktoken Encoding object (one of tiktoken's, or one built by hand; path is
+    the file it was read from, when not tiktoken's cache)."""
     vocab = _vocabulary(_token_bytes(enc), {v: k for k, v in enc._special_tokens.items()}, 0)
-    return _model(name or enc.name, enc.name, "tiktoken", vocab, enc, enc._pat_str, 0)
+    return _model(name or enc.name, path or enc.name, "tiktoken", vocab, enc, enc._pat_str, 0)
 
 
 def _token_bytes(enc: Any) -> list[bytes | None]:
@@ -83,6 +85,19 @@ def load_tekken(path: str | os.PathLike[str]) -> Model:
     raw = read_model_file(where, "a Tekken file")
     try:
         data = json.loads(raw)
+    except ValueError as exc:
+        raise ModelError(where, f"not a Tekken tokenizer file ({exc})") from None
+    return tekken_from_data(data, where)
+
+
+def is_tekken_data(data: Any) -> bool:
+    """Whether a JSON file's content is a Tekken file's (its "config" and "vocab")."""
+    return isinstance(data, dict) and "config" in data and "vocab" in data
+
+
+def tekken_from_data(data: Any, where: str) -> Model:
+    """The Model of a Tekken file's JSON (where names the file)."""
+    try:
         config = data["config"]
         pattern = str(config["pattern"])
         specials = int(config["default_num_special_tokens"])
@@ -92,14 +107,14 @@ def load_tekken(path: str | os.PathLike[str]) -> Model:
     except (ValueError, KeyError, TypeError) as exc:
         problem = f"not a Tekken tokenizer file ({type(exc).__name__}: {exc})"
         raise ModelError(where, problem) from exc
-    name = Path(path).name
+    name = Path(where).name
     enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     names = {i: _special_name(data, i) for i in range(specials)}
     by_rank: list[bytes | None] = [None] * (specials + size)
     for token, rank in ranks.items():
         by_rank[specials + rank] = token
     vocab = _vocabulary(by_rank, names, specials)
-    return _model(name[: -len(".json")], where, "tekken", vocab, enc, pattern, specials)
+    return _model(display_name(where), where, "tekken", vocab, enc, pattern, specials)
 
 
 # The special tokens of Tekken files that do not list theirs (mistral-common's deprecated list);
@@ -183,16 +198,20 @@ def tiktoken_cache_file(location: str, cache: Path) -> Path:
 
 
 class _Located(Exception):
-    """Raised by the stand-in loaders: the files an encoding would read, with nothing fetched."""
+    """Raised by the stand-in loaders: the files an encoding would read (and the sha256 tiktoken
+    expects of a rank file), with nothing fetched."""
 
-    def __init__(self, locations: list[str]) -> None:
+    def __init__(self, locations: list[str], expected_hash: str | None = None) -> None:
         super().__init__(", ".join(locations))
         self.locations = locations
+        self.expected_hash = expected_hash
 
 
 def _capture_tiktoken(*args: object, **kwargs: object) -> Any:
-    """Stands in for tiktoken.load.load_tiktoken_bpe(tiktoken_bpe_file, ...)."""
-    raise _Located([str(args[0] if args else kwargs.get("tiktoken_bpe_file"))])
+    """Stands in for tiktoken.load.load_tiktoken_bpe(tiktoken_bpe_file, expected_hash)."""
+    digest = args[1] if len(args) > 1 else kwargs.get("expected_hash")
+    where = str(args[0] if args else kwargs.get("tiktoken_bpe_file"))
+    raise _Located([where], digest if isinstance(digest, str) else None)
 
 
 def _capture_data_gym(*args: object, **kwargs: object) -> Any:
@@ -207,34 +226,80 @@ LOADERS = {
 }
 
 
-def tiktoken_locations() -> dict[str, list[str]]:
-    """The URLs of the files each encoding of tiktoken's plugins loads, found by running each
-    constructor with its loaders replaced by ones that only record what they are asked for."""
+@contextlib.contextmanager
+def _stand_ins(module: Any, loaders: dict[str, Any]) -> Iterator[None]:
+    """Replaces a tiktoken plugin's file loaders for the duration of the block."""
+    saved = {attr: getattr(module, attr) for attr in loaders if hasattr(module, attr)}
+    try:
+        for attr, stand_in in loaders.items():
+            setattr(module, attr, stand_in)
+        yield
+    finally:
+        for attr in loaders:
+            if attr in saved:
+                setattr(module, attr, saved[attr])
+            else:
+                delattr(module, attr)
+
+
+def _constructors() -> Iterator[tuple[Any, str, Any]]:
+    """(plugin module, encoding name, constructor) of every encoding tiktoken's plugins define,
+    in their order."""
     plugins = importlib.import_module("tiktoken_ext")
-    found: dict[str, list[str]] = {}
     for info in pkgutil.iter_modules(plugins.__path__, plugins.__name__ + "."):
         try:
             module = importlib.import_module(info.name)
         except Exception:  # a broken plugin lists nothing
             continue
         constructors = getattr(module, "ENCODING_CONSTRUCTORS", None) or {}
-        saved = {attr: getattr(module, attr) for attr in LOADERS if hasattr(module, attr)}
-        try:
-            for attr, stand_in in LOADERS.items():
-                setattr(module, attr, stand_in)
-            for name, constructor in constructors.items():
-                with contextlib.suppress(Exception):  # another shape of constructor: unlisted
-                    try:
-                        constructor()
-                    except _Located as located:
-                        found.setdefault(name, located.locations)
-        finally:
-            for attr in LOADERS:
-                if attr in saved:
-                    setattr(module, attr, saved[attr])
-                else:
-                    delattr(module, attr)
+        for name, constructor in constructors.items():
+            yield module, name, constructor
+
+
+def _located() -> list[tuple[Any, str, Any, _Located]]:
+    """What each encoding's constructor asks its loaders for (run with stand-ins that only
+    record the request)."""
+    found: list[tuple[Any, str, Any, _Located]] = []
+    for module, name, constructor in _constructors():
+        with _stand_ins(module, LOADERS), contextlib.suppress(Exception):
+            try:
+                constructor()
+            except _Located as located:  # another shape of constructor: unlisted
+                found.append((module, name, constructor, located))
     return found
+
+
+def tiktoken_locations() -> dict[str, list[str]]:
+    """The URLs of the files each encoding of tiktoken's plugins loads."""
+    found: dict[str, list[str]] = {}
+    for _, name, _, located in _located():
+        found.setdefault(name, located.locations)
+    return found
+
+
+def tiktoken_hashes() -> dict[str, str]:
+    """Encoding name by the sha256 tiktoken expects of its one rank file (the first encoding
+    listed wins where two share a file, as o200k_base and o200k_harmony do)."""
+    out: dict[str, str] = {}
+    for _, name, _, located in _located():
+        if located.expected_hash and len(located.locations) == 1:
+            out.setdefault(located.expected_hash, name)
+    return out
+
+
+def encoding_from_ranks(name: str, ranks: dict[bytes, int]) -> Any:
+    """tiktoken's encoding `name` (its pattern and special tokens) over ranks read from a local
+    file, its constructor run with a loader that hands it those ranks."""
+
+    def given(*args: object, **kwargs: object) -> dict[bytes, int]:
+        return ranks
+
+    for module, known, constructor in _constructors():
+        if known == name:
+            with _stand_ins(module, {"load_tiktoken_bpe": given}):
+                params = constructor()
+            return tiktoken.Encoding(**params)
+    raise KeyError(name)
 
 
 def cached_tiktoken_encodings() -> list[tuple[str, Path]]:
