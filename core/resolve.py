@@ -2,11 +2,13 @@
 
 A spec is, in this order: empty or None (the bundled default); the name of a bundled model; a
 tiktoken encoding name (`o200k_base`) or an OpenAI model name tiktoken knows (`gpt-4o`), loaded by
-tiktoken itself so that its cache applies; a path to a Mistral Tekken file (`tekken*.json`); a path
-to a SentencePiece `.model` file, a Hugging Face `tokenizer.json` or a folder holding either (`~`
+tiktoken itself so that its cache applies; a path to a tokenizer file or a folder holding one (`~`
 and `$VARS` expanded, a relative path taken against a base directory); a Hugging Face repo id
-(`org/name`) looked up in the local Hugging Face cache (its `tokenizer.json` first, then its
-SentencePiece file). Nothing is ever downloaded. An `os.PathLike` spec is always a path.
+(`org/name`) looked up in the local Hugging Face cache. A file's content says how it is read
+(core/tokenizerfile.py: a Hugging Face tokenizer.json, a Mistral Tekken file, a SentencePiece
+model, a tiktoken rank file such as Meta's Llama 3 tokenizer.model or a `.tiktoken` file); a
+folder or a cached repo means the one tokenizer file it holds, or the first in
+tokenizerfile.FOLDER_ORDER. Nothing is ever downloaded. An `os.PathLike` spec is always a path.
 
 Interpreted, not compiled: it runs once per model load and only touches the file system.
 """
@@ -18,28 +20,21 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tokenline.core.hfloader import load_hf_file
-from tokenline.core.loader import (
-    BUNDLED_DEFAULT,
-    ModelError,
-    bundled_model_path,
-    bundled_models,
-    load_model_file,
-)
+from tokenline.core.loader import BUNDLED_DEFAULT, bundled_model_path, bundled_models
 from tokenline.core.model import Model
-from tokenline.core.tiktokenloader import load_tekken, load_tiktoken, tiktoken_name
+from tokenline.core.modelfile import ModelError
+from tokenline.core.tiktokenloader import load_tiktoken, tiktoken_name
+from tokenline.core.tokenizerfile import FOLDER_ORDER, load_file, tokenizer_in_folder
 
 # A Hugging Face repo id: owner/name, each of letters, digits, "-", "_" and ".".
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-# The SentencePiece files a Hub repo may hold, the most common first.
-TOKENIZER_FILES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
-# What a Hub repo or a folder is loaded from, in order: tokenizer.json wins over SentencePiece.
-HF_TOKENIZER_JSON = "tokenizer.json"
-REPO_FILES = (HF_TOKENIZER_JSON, *TOKENIZER_FILES)
-# What a model picker lists from the cache: every file a repo is loaded from.
-LISTED_FILES = REPO_FILES
+# What a folder or a cached repo is loaded from, and what a model picker lists from the cache:
+# the tokenizer files tokenizerfile.FOLDER_ORDER names, in that order.
+LISTED_FILES = FOLDER_ORDER
 # How the Hub cache names a repo's folder: models--owner--name.
 HF_REPO_PREFIX = "models--"
+# File suffixes that make a spec a path, not a repo id.
+FILE_SUFFIXES = (".model", ".json", ".tiktoken")
 
 
 @dataclass(frozen=True)
@@ -49,8 +44,8 @@ class ModelSource:
     path: str
     # The bundled name or repo id the user wrote; None for a file, which is named after itself.
     name: str | None = None
-    # Which loader reads it: "sentencepiece", "tiktoken" (path is the spec) or "tekken".
-    kind: str = "sentencepiece"
+    # "tiktoken" for an encoding tiktoken loads by name (path is the spec), else "file".
+    kind: str = "file"
 
     @property
     def key(self) -> str:
@@ -62,12 +57,7 @@ class ModelSource:
         """The model in this file (ModelError when it cannot be used)."""
         if self.kind == "tiktoken":
             return load_tiktoken(self.path)
-        if self.kind == "tekken":
-            model = load_tekken(self.path)
-        elif is_hf_json(self.path):
-            model = load_hf_file(self.path)
-        else:
-            model = load_model_file(self.path)
+        model = load_file(self.path)
         if self.name is not None:
             model.name = self.name
         return model
@@ -81,8 +71,7 @@ def resolve_model(
     A path that does not exist resolves to itself; loading it then says "no such file".
     """
     if isinstance(spec, os.PathLike):
-        path = in_folder(_against(Path(os.fspath(spec)), base_dir))
-        return ModelSource(str(path), None, "tekken" if is_tekken_file(path) else "sentencepiece")
+        return ModelSource(str(in_folder(_against(Path(os.fspath(spec)), base_dir))))
     text = (spec or "").strip()
     if not text:
         return ModelSource(str(bundled_model_path(BUNDLED_DEFAULT)), BUNDLED_DEFAULT)
@@ -92,8 +81,6 @@ def resolve_model(
     candidate = _against(Path(os.path.expandvars(os.path.expanduser(text))), base_dir)
     if not candidate.exists() and tiktoken_name(text) is not None:
         return ModelSource(text, text, "tiktoken")
-    if is_tekken_file(candidate):
-        return ModelSource(str(candidate), None, "tekken")
     if candidate.exists() or not is_repo_id(text):
         return ModelSource(str(in_folder(candidate)))
     found = find_in_hf_cache(text)
@@ -114,29 +101,22 @@ def load_model(
 
 
 def is_tekken_file(path: Path) -> bool:
-    """Mistral names its tiktoken-style files tekken*.json."""
-    return path.name.startswith("tekken") and path.suffix == ".json"
+    """Whether a file's name is one Mistral gives its Tekken files (tekken*.json, any case); the
+    loader goes by content, this only says what a missing file was taken for."""
+    name = path.name.lower()
+    return name.startswith("tekken") and name.endswith(".json")
 
 
 def is_repo_id(text: str) -> bool:
-    """True for `owner/name` that is not a `.model` or `.json` file's path."""
-    return REPO_ID.match(text) is not None and not text.endswith((".model", ".json"))
-
-
-def is_hf_json(path: str) -> bool:
-    """Whether a file is loaded as a Hugging Face tokenizer.json: a `.json` file, except
-    Mistral's `tekken*.json` (a tiktoken encoding)."""
-    name = os.path.basename(path).lower()
-    return name.endswith(".json") and not name.startswith("tekken")
+    """True for `owner/name` that is not a tokenizer file's path."""
+    return REPO_ID.match(text) is not None and not text.lower().endswith(FILE_SUFFIXES)
 
 
 def in_folder(path: Path) -> Path:
-    """The tokenizer file a folder holds (tokenizer.json first, then SentencePiece files); any
-    other path, or a folder holding none of them, as it is."""
+    """The tokenizer file a folder means (tokenizerfile.tokenizer_in_folder); any other path,
+    or a folder holding none, as it is."""
     if path.is_dir():
-        for name in REPO_FILES:
-            if (path / name).is_file():
-                return path / name
+        return tokenizer_in_folder(path) or path
     return path
 
 
@@ -159,16 +139,16 @@ def hf_hub_cache() -> Path:
 
 
 def find_in_hf_cache(
-    repo_id: str, cache: Path | None = None, names: tuple[str, ...] = REPO_FILES
+    repo_id: str, cache: Path | None = None, names: tuple[str, ...] = FOLDER_ORDER
 ) -> Path | None:
     """The tokenizer file of `repo_id` in the local cache: the `main` snapshot first, then any;
-    the first of `names` in a snapshot."""
+    in a snapshot, the file a folder means (tokenizer_in_folder), among the kinds `names` allows
+    (FOLDER_ORDER's rules)."""
     root = (cache or hf_hub_cache()) / (HF_REPO_PREFIX + repo_id.replace("/", "--"))
     for snapshot in _snapshots(root):
-        for name in names:
-            tokenizer = snapshot / name
-            if tokenizer.is_file():
-                return tokenizer
+        found = tokenizer_in_folder(snapshot, names)
+        if found is not None:
+            return found
     return None
 
 
@@ -197,10 +177,10 @@ def _snapshots(repo_root: Path) -> list[Path]:
 
 
 def hf_cached_repos(
-    cache: Path | None = None, names: tuple[str, ...] = REPO_FILES
+    cache: Path | None = None, names: tuple[str, ...] = FOLDER_ORDER
 ) -> list[tuple[str, Path]]:
-    """(repo id, tokenizer path) of every cached repo that has one of `names` (by default a
-    tokenizer.json or a SentencePiece tokenizer)."""
+    """(repo id, tokenizer path) of every cached repo that holds a tokenizer file (one of
+    `names`, when given)."""
     base = cache or hf_hub_cache()
     out: list[tuple[str, Path]] = []
     try:

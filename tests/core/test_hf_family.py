@@ -35,7 +35,7 @@ from tokenline.core import (
 )
 from tokenline.core.hfbytelevel import HFByteLevelFamily
 from tokenline.core.hfloader import load_hf_json
-from tokenline.core.resolve import is_hf_json, is_repo_id
+from tokenline.core.resolve import is_repo_id
 
 PIECEWISE = sorted(hfkit.PIECEWISE)
 BYTE_LEVEL = [*PIECEWISE, "bl-gpt2-prefix-nfc"]
@@ -702,22 +702,29 @@ def test_a_cached_repo_prefers_tokenizer_json(hf_paths: dict[str, Path], hub: Pa
     ]
 
 
-def test_json_paths_are_not_repo_ids_and_tekken_is_not_claimed(tmp_path: Path) -> None:
+def test_json_paths_are_not_repo_ids(tmp_path: Path) -> None:
     assert not is_repo_id("acme/tokenizer.json") and is_repo_id("acme/tokenizer")
+    assert not is_repo_id("acme/o200k_base.tiktoken") and not is_repo_id("acme/Tok.JSON")
     with pytest.raises(ModelError, match="no such file"):
         load_model("acme/tokenizer.json", tmp_path)
-    assert is_hf_json("/x/tokenizer.json") and is_hf_json("Mine.JSON")
-    assert not is_hf_json("/x/tekken.json") and not is_hf_json("tekken_240911.json")
-    assert not is_hf_json("/x/tokenizer.model")
+
+
+def test_a_tokenizer_json_under_any_name_is_one(hf_paths: dict[str, Path], tmp_path: Path) -> None:
+    data = hf_paths["wp-cased-accents"].read_bytes()
+    for name in ("Mine.JSON", "tekken_like.json", "tokenizer.model", "no-suffix"):
+        (tmp_path / name).write_bytes(data)
+        model = load_model(tmp_path / name)
+        assert model.model_type == "wordpiece (tokenizer.json)", name
 
 
 BAD_FILES = {
     "empty.json": (b"", "the file is empty"),
     "corrupt.json": (b'{"model": {"type": "BPE", ', "not valid JSON (line 1"),
     "binary.json": (b"\xff\xfe\x00{", "not UTF-8"),
-    "list.json": (b"[1, 2]", 'no "model" with a "type"'),
-    "config.json": (b'{"architectures": ["X"]}', 'no "model" with a "type"'),
-    "typeless.json": (b'{"model": {"vocab": {}}}', 'no "model" with a "type"'),
+    "list.json": (b"[1, 2]", 'no "model"'),
+    "config.json": (b'{"architectures": ["X"]}', "nor a Mistral Tekken file"),
+    "typeless.json": (b'{"model": {"vocab": {}}}', "tokenizers rejects it"),
+    "typenumber.json": (b'{"model": {"type": 3, "vocab": {}}}', "unsupported tokenizer.json model"),
     "odd.json": (b'{"model": {"type": "Sentencepiece"}}', "unsupported tokenizer.json model"),
     "broken.json": (b'{"model": {"type": "BPE", "vocab": 3}}', "tokenizers rejects it"),
     "badmerge.json": (
