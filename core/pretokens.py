@@ -30,6 +30,8 @@ SYNC_WINDOW: Final = 256
 READ_PAST: Final = 4
 
 GPT2: Final = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+# r50k_base and p50k_base as tiktoken 0.8 and later write GPT2 (possessive, like CL100K).
+R50K: Final = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 GPT2_HF: Final = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 CL100K: Final = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
@@ -69,7 +71,7 @@ TEKKEN: Final = "|".join(
         r"\s+",
     ]
 )
-LOCAL_PATTERNS: Final = frozenset({GPT2, GPT2_HF, CL100K, CL100K_OLD, QWEN2, O200K, TEKKEN})
+LOCAL_PATTERNS: Final = frozenset({GPT2, R50K, GPT2_HF, CL100K, CL100K_OLD, QWEN2, O200K, TEKKEN})
 # How a long pre-token of letters runs on (for edits inside one that keep it one): LETTERS,
 # a run of \p{L} (after at most one prefix character); CASED, o200k's upper-case part then a
 # lower-case part, a letter of category Ll being in the lower part.
