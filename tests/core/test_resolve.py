@@ -113,3 +113,71 @@ def test_an_existing_path_wins_over_a_repo_id(hub: Path, tmp_path: Path) -> None
     local = tmp_path / "acme" / "tiny"
     local.write_bytes(BUNDLED.read_bytes())
     assert resolve_model("acme/tiny", tmp_path).path == str(local)
+
+
+# -- which file a folder or a cached repo means, whatever the files' names -----------------------
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "tokenizers"
+BERT = CORPUS / "bert-base-uncased" / "tokenizer.json"
+RANKS = CORPUS / "whisper" / "gpt2.tiktoken"
+
+
+def tekken_file() -> Path:
+    import mistral_common
+
+    return Path(mistral_common.__file__).parent / "data" / "tekken_240911.json"
+
+
+def test_a_folder_loads_its_one_tokenizer_file_whatever_its_name(tmp_path: Path) -> None:
+    for name, source in [
+        ("llama-2.model", BUNDLED),
+        ("o200k.tiktoken", RANKS),
+        ("Tekken_240911.json", tekken_file()),
+    ]:
+        folder = tmp_path / name.replace(".", "-")
+        folder.mkdir()
+        (folder / name).symlink_to(source)
+        (folder / "config.json").write_text("{}")
+        assert resolve_model(str(folder)).path == str(folder / name)
+    assert load_model(tmp_path / "llama-2-model").name == "llama-2"
+    assert load_model(tmp_path / "o200k-tiktoken").name == "r50k_base"
+
+
+def test_with_several_files_the_order_decides_and_the_log_says(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    files = {
+        "tokenizer.json": BERT,
+        "tekken.json": tekken_file(),
+        "tokenizer.model": BUNDLED,
+        "spiece.model": BUNDLED,
+        "other.model": BUNDLED,
+        "r50k.tiktoken": RANKS,
+    }
+    for name, source in files.items():
+        (tmp_path / name).symlink_to(source)
+    for name in files:
+        with caplog.at_level("INFO", logger="tokenline.core"):
+            caplog.clear()
+            chosen = resolve_model(str(tmp_path)).path
+        assert chosen == str(tmp_path / name)
+        if name != "r50k.tiktoken":
+            assert f"loading {name}" in caplog.text
+        (tmp_path / name).unlink()
+
+
+def test_tekken_is_known_by_content(tmp_path: Path) -> None:
+    for name in ("Tekken_240911.json", "mytok.json", "tokenizer.model"):
+        (tmp_path / name).symlink_to(tekken_file())
+        model = load_model(tmp_path / name)
+        assert model.model_type == "tekken", name
+
+
+def test_a_cached_repo_of_any_tokenizer_file(hub: Path) -> None:
+    repo = hub / "models--acme--ranks" / "snapshots" / "abc"
+    repo.mkdir(parents=True)
+    (repo / "r50k.tiktoken").symlink_to(RANKS)
+    (repo / "tokenizer_config.json").write_text("{}")
+    assert find_in_hf_cache("acme/ranks") == repo / "r50k.tiktoken"
+    assert load_model("acme/ranks").name == "acme/ranks"
+    assert hf_cached_repos() == [("acme/ranks", repo / "r50k.tiktoken")]
