@@ -91,8 +91,10 @@ def load_tekken(path: str | os.PathLike[str]) -> Model:
 
 
 def is_tekken_data(data: Any) -> bool:
-    """Whether a JSON file's content is a Tekken file's (its "config" and "vocab")."""
-    return isinstance(data, dict) and "config" in data and "vocab" in data
+    """Whether a JSON file's content is meant as a Tekken file: Tekken's keys ("config" and
+    "vocab"; one of them is enough for tekken_from_data to say what the other lacks) and no
+    tokenizer.json "model"."""
+    return isinstance(data, dict) and "model" not in data and ("config" in data or "vocab" in data)
 
 
 def tekken_from_data(data: Any, where: str) -> Model:
