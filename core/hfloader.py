@@ -6,7 +6,6 @@ Interpreted: runs once per model, through the untyped `tokenizers` bindings and 
 from __future__ import annotations
 
 import json
-import os
 from functools import cache
 from typing import Any
 
@@ -17,7 +16,7 @@ from tokenline.core.family import Family
 from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPreTokens
 from tokenline.core.hffamily import HFFamily
 from tokenline.core.model import Model
-from tokenline.core.modelfile import ModelError, display_name, read_model_file, short_error
+from tokenline.core.modelfile import ModelError, display_name, short_error
 from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little, run_class
 from tokenline.core.spacecuts import SpaceCuts
 from tokenline.core.usermatch import UserMatcher
@@ -40,21 +39,10 @@ MODEL_TYPES = {
 }
 
 
-def load_hf_file(path: str | os.PathLike[str]) -> Model:
-    """Loads a Hugging Face tokenizer.json file (ModelError when it cannot be used)."""
-    p = os.fspath(path)
-    data = read_model_file(p, "a tokenizer.json file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ModelError(p, "not a tokenizer.json (the file is not UTF-8 text)") from None
-    return load_hf_json(text, p)
-
-
 def load_hf_json(text: str, path: str = "<json>", parsed: Any = None) -> Model:
     """A Model from the text of a tokenizer.json (path names it in errors; `parsed` is the text's
     JSON when the caller has already read it)."""
-    spec = checked_spec(_parse(text, path) if parsed is None else parsed, path)
+    spec = checked_spec(parse_json(text, path) if parsed is None else parsed, path)
     tok = _tokenizer(text, path)
     spec = _typed(spec, tok)
     model_type = spec["model"]["type"]
@@ -186,7 +174,7 @@ def _byte_level_family(tok: Any, spec: dict[str, Any], vocab: Vocabulary, patter
     return family
 
 
-def _parse(text: str, path: str) -> Any:
+def parse_json(text: str, path: str) -> Any:
     """The file's JSON (ModelError when it is not JSON)."""
     if not text.strip():
         raise ModelError(path, "the file is empty")

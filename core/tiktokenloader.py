@@ -11,7 +11,6 @@ import base64
 import contextlib
 import hashlib
 import importlib
-import json
 import os
 import pkgutil
 import tempfile
@@ -24,7 +23,7 @@ from tiktoken.model import encoding_name_for_model
 
 from tokenline.core.bytelevel import ByteLevelFamily, TiktokenCoder
 from tokenline.core.model import Model
-from tokenline.core.modelfile import ModelError, display_name, read_model_file
+from tokenline.core.modelfile import ModelError, display_name
 from tokenline.core.pretokens import PreTokenSegmenter, reads_little, run_class
 from tokenline.core.vocab import (
     FLAG_BYTE,
@@ -77,17 +76,6 @@ def _token_bytes(enc: Any) -> list[bytes | None]:
     for token, rank in enc._mergeable_ranks.items():
         out[rank] = token
     return out
-
-
-def load_tekken(path: str | os.PathLike[str]) -> Model:
-    """A Mistral Tekken file: ids are tiktoken ranks shifted past the special tokens."""
-    where = os.fspath(path)
-    raw = read_model_file(where, "a Tekken file")
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise ModelError(where, f"not a Tekken tokenizer file ({exc})") from None
-    return tekken_from_data(data, where)
 
 
 def is_tekken_data(data: Any) -> bool:

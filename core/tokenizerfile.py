@@ -14,12 +14,10 @@ Interpreted, not compiled: it runs once per model load.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
-from typing import Any
 
-from tokenline.core.hfloader import load_hf_json
+from tokenline.core.hfloader import load_hf_json, parse_json
 from tokenline.core.loader import load_model_file
 from tokenline.core.model import Model
 from tokenline.core.modelfile import ModelError, read_model_file
@@ -60,13 +58,7 @@ def _load_json(path: str) -> Model:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ModelError(path, "not a tokenizer.json or Tekken file (not UTF-8 text)") from None
-    if not text.strip():
-        raise ModelError(path, "the file is empty")
-    try:
-        parsed: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        raise ModelError(path, f"not valid JSON ({where})") from None
+    parsed = parse_json(text, path)
     if is_tekken_data(parsed):
         return tekken_from_data(parsed, path)
     if not isinstance(parsed, dict) or "model" not in parsed:
