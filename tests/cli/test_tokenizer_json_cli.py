@@ -79,7 +79,11 @@ def test_show_keeps_text_without_tokens(wp_path: Path, ref: Tokenizer, tmp_path:
         ("models/tekken_v3.json", "(read as a Mistral Tekken file)"),
         ("missing.model", "(read as a SentencePiece .model file)"),
         ("no-such-folder/", "no such file or folder: {cwd}/no-such-folder"),
-        ("{empty}", "the folder {empty} holds no tokenizer file (tokenizer.json, tekken*.json, tokenizer.model"),
+        (
+            "{empty}",
+            "the folder {empty} holds no tokenizer file (tokenizer.json, tekken*.json, "
+            "tokenizer.model",
+        ),
         ("o200k_bas", "a tokenizer file (tokenizer.json, tekken*.json, .model), a folder"),
     ],
 )
