@@ -192,11 +192,12 @@ def checked_spec(spec: Any, path: str) -> dict[str, Any]:
     model = spec.get("model") if isinstance(spec, dict) else None
     if not isinstance(model, dict):
         raise ModelError(path, 'not a Hugging Face tokenizer.json (it has no "model")')
-    kind = model.get("type")
-    if kind is not None and kind not in MODEL_TYPES:
+    model_type = model.get("type")
+    if model_type is not None and model_type not in MODEL_TYPES:
         raise ModelError(
             path,
-            f"unsupported tokenizer.json model type {kind!r} (supported: {', '.join(MODEL_TYPES)})",
+            f"unsupported tokenizer.json model type {model_type!r} "
+            f"(supported: {', '.join(MODEL_TYPES)})",
         )
     out: dict[str, Any] = spec
     return out
@@ -363,15 +364,15 @@ def _local_normalizer(node: Any, marker: str) -> bool:
     """Whether a normalizer (or every member of a sequence) is one spacecuts reasons about."""
     if not isinstance(node, dict):
         return False
-    kind = node.get("type")
-    if kind == "Sequence":
+    node_type = node.get("type")
+    if node_type == "Sequence":
         members = node.get("normalizers")
         return isinstance(members, list) and all(_local_normalizer(m, marker) for m in members)
-    if kind in LOCAL_NORMALIZERS:
+    if node_type in LOCAL_NORMALIZERS:
         return True
-    if kind == "Strip":
+    if node_type == "Strip":
         return not node.get("strip_left", True)
-    if kind == "Replace":
+    if node_type == "Replace":
         pattern = node.get("pattern")
         content = node.get("content")
         if not isinstance(pattern, dict) or not isinstance(content, str):
@@ -408,10 +409,10 @@ def _nodes(node: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _uses(spec: dict[str, Any], kind: str) -> bool:
+def _uses(spec: dict[str, Any], node_type: str) -> bool:
     """Whether the pre-tokenizer (or a Sequence's member) or the decoder is of this type."""
     nodes = _nodes(spec.get("pre_tokenizer")) + _nodes(spec.get("decoder"))
-    return any(n.get("type") == kind for n in nodes)
+    return any(n.get("type") == node_type for n in nodes)
 
 
 def _metaspace_marker(spec: dict[str, Any]) -> str:

@@ -181,24 +181,24 @@ def _vocabulary(proto: Any, sp: spm.SentencePieceProcessor) -> tuple[Vocabulary,
     user_pieces: list[str] = []
     for piece in proto.pieces:
         text = piece.piece
-        kind = piece.type
+        piece_type = piece.type
         flags = 0
         length = len(text)
-        if kind == BYTE:
+        if piece_type == BYTE:
             flags |= FLAG_BYTE
             length = 0 if 0x80 <= byte_piece_value(text) < 0xC0 else 1
             if length == 0:
                 flags |= FLAG_CONTINUATION
-        elif kind == UNKNOWN:
+        elif piece_type == UNKNOWN:
             flags |= FLAG_UNKNOWN
             length = LENGTH_IN_CONTEXT
-        elif kind == CONTROL:
+        elif piece_type == CONTROL:
             flags |= FLAG_SPECIAL
             length = 0
-        elif kind == USER_DEFINED:
+        elif piece_type == USER_DEFINED:
             flags |= FLAG_SPECIAL
             user_pieces.append(text)
-        if kind != BYTE and text and all(c.isspace() or c == "\u2581" for c in text):
+        if piece_type != BYTE and text and all(c.isspace() or c == "\u2581" for c in text):
             flags |= FLAG_WHITESPACE
         vocab.add(text, length, flags)
     return vocab, user_pieces
@@ -309,8 +309,8 @@ def _incremental_mode(proto: Any, model_type: str) -> tuple[bool, str]:
 def _formable(s: str, normal: dict[str, int]) -> bool:
     if len(s) == 1:
         return True
-    kind = normal.get(s)
-    return kind is not None and kind != USER_DEFINED
+    piece_type = normal.get(s)
+    return piece_type is not None and piece_type != USER_DEFINED
 
 
 def _raw_ids_encoder(sp: spm.SentencePieceProcessor) -> Any:

@@ -25,7 +25,7 @@ class ModelError(ValueError):
 
 def read_model_file(p: str, what: str, limit: int = -1) -> bytes:
     """A tokenizer file's bytes (its first `limit` bytes when limit >= 0); ModelError saying why
-    when it cannot be read (`what` names the kind of file a directory at p is not)."""
+    when it cannot be read (`what` names the sort of file a directory at p is not)."""
     try:
         with Path(p).open("rb") as f:
             return f.read(limit)

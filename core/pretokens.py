@@ -91,14 +91,14 @@ def run_class(pattern: str) -> i64:
     return NO_RUNS
 
 
-def run_continues(kind: i64, before: str, new: str, after: str) -> bool:
+def run_continues(run_class: i64, before: str, new: str, after: str) -> bool:
     """Whether a letter pre-token holding `before` and `after` (the characters either side of an
     edit, inside it) stays one pre-token with `new` between them: the run the pattern matches goes
     on through the new characters to where it ended."""
-    if kind == LETTERS:
+    if run_class == LETTERS:
         rx = _LETTERS_RX
         first_ok: bool = rx.fullmatch(before) is not None
-    elif kind == CASED:
+    elif run_class == CASED:
         rx = _LOWER_RX
         first_ok = _LL_RX.fullmatch(before) is not None
     else:

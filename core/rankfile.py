@@ -68,8 +68,8 @@ def _llama3_specials() -> tuple[str, ...]:
     return (*named, *reserved)
 
 
-def _reserved(kind: str, count: int, start: int) -> list[str]:
-    return [f"<|{kind}_reserved_special_token_{i}|>" for i in range(start, start + count)]
+def _reserved(prefix: str, count: int, start: int) -> list[str]:
+    return [f"<|{prefix}_reserved_special_token_{i}|>" for i in range(start, start + count)]
 
 
 def _llama4_specials() -> tuple[str, ...]:

@@ -150,7 +150,7 @@ def _vocabulary(tokens: list[bytes | None], specials: dict[int, str], offset: in
 
 
 def _model(
-    label: str, path: str, kind: str, vocab: Vocabulary, enc: Any, pattern: str, offset: int
+    label: str, path: str, model_type: str, vocab: Vocabulary, enc: Any, pattern: str, offset: int
 ) -> Model:
     coder = TiktokenCoder(enc, enc._mergeable_ranks, offset)
     family = ByteLevelFamily(vocab, coder, PreTokenSegmenter(pattern))
@@ -164,7 +164,7 @@ def _model(
             "its pre-tokenizer pattern is not one Tokenline knows to read only a few characters "
             "past each cut, so every edit re-encodes the whole text"
         )
-    return Model(label, path, kind, family)
+    return Model(label, path, model_type, family)
 
 
 # -- which encodings tiktoken's cache holds (for model pickers) ------------------------------------

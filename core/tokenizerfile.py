@@ -26,7 +26,7 @@ from tokenline.core.tiktokenloader import is_tekken_data, tekken_from_data
 
 log = logging.getLogger("tokenline.core")
 
-# How many bytes of a file tell its kind.
+# How many bytes of a file tell its format.
 HEAD = 256
 # What a folder is loaded from when it holds several tokenizer files: the first kind that it
 # holds, in this order (names compared without case; several of one kind: by name).
