@@ -8,13 +8,8 @@ it runs once per load.
 from __future__ import annotations
 
 import base64
-import contextlib
-import hashlib
-import importlib
 import json
 import os
-import pkgutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +20,12 @@ from tokenline.core.bytelevel import ByteLevelFamily, TiktokenCoder
 from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
 from tokenline.core.pretokens import PreTokenSegmenter, reads_little, run_class
+from tokenline.core.tiktokencache import (
+    offline_advice,
+    short_error,
+    tiktoken_cache_dir,
+    tiktoken_encoding,
+)
 from tokenline.core.vocab import (
     FLAG_BYTE,
     FLAG_CONTINUATION,
@@ -57,7 +58,9 @@ def load_tiktoken(spec: str) -> Model:
         cache = tiktoken_cache_dir()
         where = f"tiktoken's cache {cache}" if cache else "tiktoken's cache, which is off"
         raise ModelError(
-            spec, f"tiktoken could not load {name} (not in {where}, and fetching it failed: {exc})"
+            spec,
+            f"tiktoken could not load {name}: it is not in {where}, and downloading it failed "
+            f"({short_error(exc)}); {offline_advice(tiktoken_encoding(name))}",
         ) from exc
     label = spec if spec == name else f"{spec} ({name})"
     return model_from_encoding(enc, label)
@@ -160,92 +163,3 @@ def _model(
             "past each cut, so every edit re-encodes the whole text"
         )
     return Model(label, path, kind, family)
-
-
-# -- which encodings tiktoken's cache holds (for model pickers) ------------------------------------
-
-
-def tiktoken_cache_dir() -> Path | None:
-    """Where tiktoken caches encoding files (tiktoken.load.read_file_cached's choice); None when
-    caching is off (TIKTOKEN_CACHE_DIR set to "")."""
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        where = os.environ["TIKTOKEN_CACHE_DIR"]
-    elif "DATA_GYM_CACHE_DIR" in os.environ:
-        where = os.environ["DATA_GYM_CACHE_DIR"]
-    else:
-        where = os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    return Path(where) if where else None
-
-
-def tiktoken_cache_file(location: str, cache: Path) -> Path:
-    """The file tiktoken caches `location` in: the sha1 of the URL, in the cache folder."""
-    return cache / hashlib.sha1(location.encode()).hexdigest()
-
-
-class _Located(Exception):
-    """Raised by the stand-in loaders: the files an encoding would read, with nothing fetched."""
-
-    def __init__(self, locations: list[str]) -> None:
-        super().__init__(", ".join(locations))
-        self.locations = locations
-
-
-def _capture_tiktoken(*args: object, **kwargs: object) -> Any:
-    """Stands in for tiktoken.load.load_tiktoken_bpe(tiktoken_bpe_file, ...)."""
-    raise _Located([str(args[0] if args else kwargs.get("tiktoken_bpe_file"))])
-
-
-def _capture_data_gym(*args: object, **kwargs: object) -> Any:
-    """Stands in for data_gym_to_mergeable_bpe_ranks(vocab_bpe_file, encoder_json_file, ...)."""
-    names = ("vocab_bpe_file", "encoder_json_file")
-    raise _Located([str(args[i] if len(args) > i else kwargs.get(n)) for i, n in enumerate(names)])
-
-
-LOADERS = {
-    "load_tiktoken_bpe": _capture_tiktoken,
-    "data_gym_to_mergeable_bpe_ranks": _capture_data_gym,
-}
-
-
-def tiktoken_locations() -> dict[str, list[str]]:
-    """The URLs of the files each encoding of tiktoken's plugins loads, found by running each
-    constructor with its loaders replaced by ones that only record what they are asked for."""
-    plugins = importlib.import_module("tiktoken_ext")
-    found: dict[str, list[str]] = {}
-    for info in pkgutil.iter_modules(plugins.__path__, plugins.__name__ + "."):
-        try:
-            module = importlib.import_module(info.name)
-        except Exception:  # a broken plugin lists nothing
-            continue
-        constructors = getattr(module, "ENCODING_CONSTRUCTORS", None) or {}
-        saved = {attr: getattr(module, attr) for attr in LOADERS if hasattr(module, attr)}
-        try:
-            for attr, stand_in in LOADERS.items():
-                setattr(module, attr, stand_in)
-            for name, constructor in constructors.items():
-                with contextlib.suppress(Exception):  # another shape of constructor: unlisted
-                    try:
-                        constructor()
-                    except _Located as located:
-                        found.setdefault(name, located.locations)
-        finally:
-            for attr in LOADERS:
-                if attr in saved:
-                    setattr(module, attr, saved[attr])
-                else:
-                    delattr(module, attr)
-    return found
-
-
-def cached_tiktoken_encodings() -> list[tuple[str, Path]]:
-    """(encoding name, cached file) of each tiktoken encoding whose every file is in tiktoken's
-    cache, so that loading it needs no network."""
-    cache = tiktoken_cache_dir()
-    if cache is None or not cache.is_dir():
-        return []
-    out: list[tuple[str, Path]] = []
-    for name, locations in sorted(tiktoken_locations().items()):
-        files = [tiktoken_cache_file(loc, cache) for loc in locations]
-        if files and all(f.is_file() for f in files):
-            out.append((name, files[0]))
-    return out
