@@ -199,16 +199,17 @@ def short_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def offline_advice(encoding: TiktokenEncoding) -> str:
-    """What to do when tiktoken cannot download an encoding: the commands that fill its cache."""
+def offline_advice(encoding: TiktokenEncoding, fetching: bool = False) -> str:
+    """What to do when tiktoken cannot download an encoding: the commands that fill its cache
+    (`fetching`: said to someone who just ran `tokenline models fetch`)."""
+    fetch = f"tokenline models fetch {encoding.name}"
+    again = "run it again where the network is reachable" if fetching else f"run `{fetch}`"
     if not encoding.files:
-        return f"run `tokenline models fetch {encoding.name}` where the network is reachable"
+        return again + ("" if fetching else " where the network is reachable")
     urls = " and ".join(f.url for f in encoding.files)
     names = " ".join(f"--from {f.file_name}" for f in encoding.files)
-    return (
-        f"run `tokenline models fetch {encoding.name}` where the network is reachable, or "
-        f"download {urls} and run `tokenline models fetch {encoding.name} {names}`"
-    )
+    where = "" if fetching else " where the network is reachable"
+    return f"{again}{where}, or download {urls} elsewhere and run `{fetch} {names}`"
 
 
 def fetch_encoding(name: str) -> TiktokenEncoding:
@@ -235,7 +236,7 @@ def fetch_encoding(name: str) -> TiktokenEncoding:
         raise ModelError(
             name,
             f"tiktoken could not download it into {cache} ({short_error(exc)}); "
-            + offline_advice(encoding),
+            + offline_advice(encoding, fetching=True),
         ) from exc
     return encoding
 
