@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import tiktoken
 import tiktoken.load
@@ -199,6 +200,15 @@ def short_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def download_failure(exc: BaseException, encoding: TiktokenEncoding) -> str:
+    """Why tiktoken's download failed, short: a failed connection (requests' ConnectionError and
+    its ProxyError, or the builtin one) is said as such, without requests' paragraph."""
+    if any(c.__name__ == "ConnectionError" for c in type(exc).__mro__):
+        host = urlparse(encoding.files[0].url).hostname if encoding.files else None
+        return f"no connection to {host or 'the network'}: {type(exc).__name__}"
+    return short_error(exc)
+
+
 def offline_advice(encoding: TiktokenEncoding, fetching: bool = False) -> str:
     """What to do when tiktoken cannot download an encoding: the commands that fill its cache
     (`fetching`: said to someone who just ran `tokenline models fetch`)."""
@@ -235,7 +245,7 @@ def fetch_encoding(name: str) -> TiktokenEncoding:
     except Exception as exc:  # network, hash and file errors alike
         raise ModelError(
             name,
-            f"tiktoken could not download it into {cache} ({short_error(exc)}); "
+            f"tiktoken could not download it into {cache} ({download_failure(exc, encoding)}); "
             + offline_advice(encoding, fetching=True),
         ) from exc
     return encoding

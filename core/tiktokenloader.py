@@ -21,8 +21,8 @@ from tokenline.core.loader import ModelError, read_model_file
 from tokenline.core.model import Model
 from tokenline.core.pretokens import PreTokenSegmenter, reads_little, run_class
 from tokenline.core.tiktokencache import (
+    download_failure,
     offline_advice,
-    short_error,
     tiktoken_cache_dir,
     tiktoken_encoding,
 )
@@ -57,10 +57,11 @@ def load_tiktoken(spec: str) -> Model:
     except Exception as exc:  # network, cache and hash errors alike
         cache = tiktoken_cache_dir()
         where = f"tiktoken's cache {cache}" if cache else "tiktoken's cache, which is off"
+        encoding = tiktoken_encoding(name)
         raise ModelError(
             spec,
             f"tiktoken could not load {name}: it is not in {where}, and downloading it failed "
-            f"({short_error(exc)}); {offline_advice(tiktoken_encoding(name))}",
+            f"({download_failure(exc, encoding)}); {offline_advice(encoding)}",
         ) from exc
     label = spec if spec == name else f"{spec} ({name})"
     return model_from_encoding(enc, label)
