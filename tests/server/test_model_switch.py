@@ -105,3 +105,32 @@ def test_a_setting_that_fails_again_keeps_the_warning(tmp_path: Path) -> None:
         assert fine["model"] == BUNDLED and "requestedModel" not in fine
     finally:
         s.close()
+
+
+def test_a_saved_project_configuration_tries_its_model_again(tmp_path: Path) -> None:
+    """The project's `model` failed to load; once the cache is filled, saving the configuration
+    (a watched-file change, no client setting involved) loads it."""
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    pyproject = ws / "pyproject.toml"
+    pyproject.write_text('[tool.tokenline]\nmodel = "o200k_base"\n', encoding="utf-8")
+    s = Session(folders=[ws.as_uri()], env={"TIKTOKEN_CACHE_DIR": str(cache), **OFFLINE})
+    try:
+        uri = (ws / "prompt.md").as_uri()
+        s.open(uri, TEXT)
+        failed = s.status(uri)
+        assert failed["model"] == BUNDLED and failed["requestedModel"] == "o200k_base"
+        tiktokencache.seed(cache)
+        s.client.workspace_did_change_watched_files(
+            T.DidChangeWatchedFilesParams(
+                changes=[T.FileEvent(uri=pyproject.as_uri(), type=T.FileChangeType.Changed)]
+            )
+        )
+        loaded = _latest(s, uri, lambda x: x["model"] == "o200k_base", "the status on o200k_base")
+        assert "modelError" not in loaded
+        o200k = tiktokencache.reference(cache, "o200k_base")
+        assert loaded["tokens"] == len(o200k.encode_ordinary(TEXT))
+    finally:
+        s.close()
