@@ -38,6 +38,8 @@ from tokenline.server.uris import folder_of, uri_path
 log = logging.getLogger("tokenline.server")
 
 MODELS = "tokenline/models"
+# How a workspace file's format is described beside its path (which already says tokenizer.json).
+FORMAT_NAMES = {"tokenizer.json": "Hugging Face", "Tekken": "Mistral Tekken"}
 
 
 class ModelCache:
@@ -118,7 +120,8 @@ def _description(entry: CatalogEntry, many_folders: bool) -> str:
             return f"cached in {Path(entry.path).parent}"
         return "downloaded by tiktoken on first use"
     if entry.kind == WORKSPACE_KIND:
-        return entry.format + (f" in {Path(entry.folder).name}" if many_folders else "")
+        what = FORMAT_NAMES.get(entry.format, entry.format)
+        return what + (f" in {Path(entry.folder).name}" if many_folders else "")
     if entry.default:
         return "bundled, the default"
     if entry.kind == "bundled":

@@ -195,6 +195,9 @@ def test_models_lists_encodings_and_tokenizer_files(tiktoken_cache: Path, tmp_pa
             assert Path(by_value[name]["path"]).parent == tiktoken_cache
         assert kinds["models/hf/tokenizer.json"] == "workspace"
         assert kinds[f"models/{tekken.name}"] == "workspace"
+        assert by_value["models/hf/tokenizer.json"]["description"] == "Hugging Face"
+        assert by_value[f"models/{tekken.name}"]["description"] == "Mistral Tekken"
+        assert by_value[f"models/{tekken.name}"]["path"] == str(folder / "models" / tekken.name)
         assert not [v for v in kinds if "node_modules" in v or ".venv" in v or ".git" in v]
         assert kinds["acme/byte-model"] == "huggingface"
         # A listed value is a setting that works: the workspace's Tekken file, by its path.

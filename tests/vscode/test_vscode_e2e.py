@@ -894,9 +894,14 @@ def test_tiktoken_model_picker_lists_cached_encodings_and_workspace_tokenizers(
     # Every encoding tiktoken knows; the seeded ones in the cache the extension's server inherited,
     # the others marked as downloads.
     assert sorted(groups[TIKTOKEN_GROUP]) == sorted(tiktoken.list_encoding_names()), groups
+    from tokenline.core.tiktokencache import tiktoken_encodings
+
     cache = str(tiktoken_ui["cache"])
+    # The seeded files and every encoding that reads only those (o200k_harmony reads o200k_base's).
+    cached = {e.name for e in tiktoken_encodings() if e.cached(tiktoken_ui["cache"])}
+    assert set(SEEDED) <= cached and "r50k_base" not in cached
     for row in rows:
-        if row["label"] in SEEDED:
+        if row["label"] in cached:
             assert row["description"] == f"cached in {cache}", row
         elif row["label"] in groups[TIKTOKEN_GROUP]:
             assert row["description"] == "downloaded by tiktoken on first use", row
