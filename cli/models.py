@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import TextIO
 
 from tokenline.core import ModelError, hf_hub_cache, tiktoken_cache_dir
-from tokenline.core.catalog import BUNDLED, HUGGINGFACE, KINDS, TIKTOKEN, CatalogEntry, catalog
+from tokenline.core.catalog import (
+    BUNDLED,
+    HUGGINGFACE,
+    KINDS,
+    TIKTOKEN,
+    CatalogEntry,
+    model_catalog,
+)
 from tokenline.core.tiktokencache import fetch_encoding, install_encoding_files, tiktoken_encoding
 from tokenline.core.tiktokenloader import tiktoken_name
 
@@ -64,7 +71,7 @@ def cmd_models(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.models_command == "fetch":
         return cmd_fetch(args.name, args.files, out, err)
     folder = args.folder.resolve()
-    entries = catalog([folder])
+    entries = model_catalog([folder])
     if args.json:
         out.write(json_listing(entries) + "\n")
     else:

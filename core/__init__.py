@@ -16,7 +16,7 @@ from __future__ import annotations
 from tokenline.core import document as _document
 from tokenline.core.catalog import TIKTOKEN as TIKTOKEN_KIND
 from tokenline.core.catalog import WORKSPACE as WORKSPACE_KIND
-from tokenline.core.catalog import CatalogEntry, catalog
+from tokenline.core.catalog import CatalogEntry, model_catalog
 from tokenline.core.document import Document
 from tokenline.core.loader import (
     BUNDLED_DEFAULT,
@@ -67,13 +67,13 @@ __all__ = [
     "bundled_model_path",
     "bundled_models",
     "cached_tiktoken_encodings",
-    "catalog",
     "count_breaks",
     "find_in_hf_cache",
     "hf_cached_repos",
     "hf_hub_cache",
     "load_model",
     "load_model_file",
+    "model_catalog",
     "resolve_model",
     "tiktoken_cache_dir",
     "units8",

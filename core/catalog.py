@@ -66,7 +66,7 @@ class CatalogEntry:
         return asdict(self)
 
 
-def catalog(folders: Sequence[Path] = ()) -> list[CatalogEntry]:
+def model_catalog(folders: Sequence[Path] = ()) -> list[CatalogEntry]:
     """Every model that can be used here (see the module docstring); tokenizer files are looked
     for under `folders`."""
     return [
@@ -183,8 +183,8 @@ __all__ = [
     "TIKTOKEN",
     "WORKSPACE",
     "CatalogEntry",
-    "catalog",
     "file_format",
     "is_tokenizer_file",
+    "model_catalog",
     "workspace_tokenizers",
 ]

@@ -27,7 +27,7 @@ from tokenline.core import (
     CatalogEntry,
     Model,
     ModelError,
-    catalog,
+    model_catalog,
     resolve_model,
 )
 from tokenline.server.feature import Feature, Handler, Host, ModelProblem
@@ -90,7 +90,7 @@ def model_choices(
     """What `tokenline/models` lists: the catalog's entries as a picker shows them; `inUse` marks
     the one whose source key is `in_use` (values resolved against `base_dir`)."""
     out: list[dict[str, Any]] = []
-    for entry in catalog(folders):
+    for entry in model_catalog(folders):
         choice: dict[str, Any] = {
             "label": entry.name,
             "value": entry.value,
