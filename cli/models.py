@@ -31,6 +31,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """`models [--json] [--folder DIR]` and `models fetch NAME [--from FILE]...`."""
     p = sub.add_parser(
         "models",
+        usage="tokenline models [--json] [--folder DIR]\n"
+        "       tokenline models fetch NAME [--from FILE]...",
         help="list the models that can be used here; `models fetch NAME` downloads a tiktoken "
         "encoding",
         description="List the models that can be used here: the bundled models, every tiktoken "
@@ -46,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="DIR",
         help="where to look for tokenizer files (default: the current directory)",
     )
-    actions = p.add_subparsers(dest="models_command", title="commands", metavar="fetch NAME")
+    actions = p.add_subparsers(dest="models_command", title="commands", metavar="fetch")
     fetch = actions.add_parser(
         "fetch",
         help="put a tiktoken encoding into tiktoken's cache (downloaded, or --from files)",
