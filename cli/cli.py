@@ -21,6 +21,8 @@ from tokenline import __version__
 from tokenline.config import Budget, ConfigError
 from tokenline.core import BUNDLED_DEFAULT, COMPILED, Document, Model, ModelError
 from tokenline.measure import DEFAULT_CONTEXT_WINDOW, Measurement, Measurer, Overrides
+from tokenline.models import add_parser as add_models_parser
+from tokenline.models import cmd_models
 from tokenline.report import check_line, check_summary, count_line, json_report
 from tokenline.walk import FileWalker, InputError, read_text
 
@@ -141,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="colour the tokens (default: when writing to a terminal); without colour, tokens "
         "are separated by '|'",
     )
+
+    add_models_parser(sub)
 
     p_serve = sub.add_parser("serve", help="run the language server (stdio by default)")
     p_serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
@@ -329,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_check(args, sys.stdout, sys.stderr)
         if args.command == "show":
             return cmd_show(args, sys.stdout, sys.stderr)
+        if args.command == "models":
+            return cmd_models(args, sys.stdout, sys.stderr)
         return cmd_serve(args)
     except BrokenPipeError:
         return 0

@@ -14,6 +14,9 @@ model.token_bytes(id)             # the bytes a token stands for (b"\xe4" for <0
 from __future__ import annotations
 
 from tokenline.core import document as _document
+from tokenline.core.catalog import TIKTOKEN as TIKTOKEN_KIND
+from tokenline.core.catalog import WORKSPACE as WORKSPACE_KIND
+from tokenline.core.catalog import CatalogEntry, model_catalog
 from tokenline.core.document import Document
 from tokenline.core.loader import (
     BUNDLED_DEFAULT,
@@ -33,7 +36,7 @@ from tokenline.core.resolve import (
     resolve_model,
 )
 from tokenline.core.rope import UTF8, UTF16, UTF32, count_breaks, units8, units16, utf8_width
-from tokenline.core.tiktokenloader import cached_tiktoken_encodings, tiktoken_cache_dir
+from tokenline.core.tiktokencache import cached_tiktoken_encodings, tiktoken_cache_dir
 from tokenline.core.vocab import FLAG_BYTE as TOKEN_BYTE
 from tokenline.core.vocab import FLAG_SPECIAL as TOKEN_SPECIAL
 from tokenline.core.vocab import FLAG_UNKNOWN as TOKEN_UNKNOWN
@@ -47,6 +50,7 @@ __all__ = [
     "BUNDLED_DEFAULT",
     "COMPILED",
     "LISTED_FILES",
+    "TIKTOKEN_KIND",
     "TOKEN_BYTE",
     "TOKEN_SPECIAL",
     "TOKEN_UNKNOWN",
@@ -54,6 +58,8 @@ __all__ = [
     "UTF8",
     "UTF16",
     "UTF32",
+    "WORKSPACE_KIND",
+    "CatalogEntry",
     "Document",
     "Model",
     "ModelError",
@@ -67,6 +73,7 @@ __all__ = [
     "hf_hub_cache",
     "load_model",
     "load_model_file",
+    "model_catalog",
     "resolve_model",
     "tiktoken_cache_dir",
     "units8",

@@ -25,7 +25,8 @@ import tiktoken
 from tokenline.core.model import Model
 from tokenline.core.modelfile import ModelError, display_name, read_model_file
 from tokenline.core.pretokens import CL100K_OLD, O200K
-from tokenline.core.tiktokenloader import encoding_from_ranks, model_from_encoding, tiktoken_hashes
+from tokenline.core.tiktokencache import encoding_from_ranks, tiktoken_hashes
+from tokenline.core.tiktokenloader import model_from_encoding
 
 log = logging.getLogger("tokenline.core")
 

@@ -8,13 +8,6 @@ it runs once per load.
 from __future__ import annotations
 
 import base64
-import contextlib
-import hashlib
-import importlib
-import os
-import pkgutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +18,12 @@ from tokenline.core.bytelevel import ByteLevelFamily, TiktokenCoder
 from tokenline.core.model import Model
 from tokenline.core.modelfile import ModelError, display_name
 from tokenline.core.pretokens import PreTokenSegmenter, reads_little, run_class
+from tokenline.core.tiktokencache import (
+    download_failure,
+    offline_advice,
+    tiktoken_cache_dir,
+    tiktoken_encoding,
+)
 from tokenline.core.vocab import (
     FLAG_BYTE,
     FLAG_CONTINUATION,
@@ -56,8 +55,11 @@ def load_tiktoken(spec: str) -> Model:
     except Exception as exc:  # network, cache and hash errors alike
         cache = tiktoken_cache_dir()
         where = f"tiktoken's cache {cache}" if cache else "tiktoken's cache, which is off"
+        encoding = tiktoken_encoding(name)
         raise ModelError(
-            spec, f"tiktoken could not load {name} (not in {where}, and fetching it failed: {exc})"
+            spec,
+            f"tiktoken could not load {name}: it is not in {where}, and downloading it failed "
+            f"({download_failure(exc, encoding)}); {offline_advice(encoding)}",
         ) from exc
     label = spec if spec == name else f"{spec} ({name})"
     return model_from_encoding(enc, label)
@@ -165,142 +167,3 @@ def _model(
             "past each cut, so every edit re-encodes the whole text"
         )
     return Model(label, path, model_type, family)
-
-
-# -- which encodings tiktoken's cache holds (for model pickers) ------------------------------------
-
-
-def tiktoken_cache_dir() -> Path | None:
-    """Where tiktoken caches encoding files (tiktoken.load.read_file_cached's choice); None when
-    caching is off (TIKTOKEN_CACHE_DIR set to "")."""
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        where = os.environ["TIKTOKEN_CACHE_DIR"]
-    elif "DATA_GYM_CACHE_DIR" in os.environ:
-        where = os.environ["DATA_GYM_CACHE_DIR"]
-    else:
-        where = os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    return Path(where) if where else None
-
-
-def tiktoken_cache_file(location: str, cache: Path) -> Path:
-    """The file tiktoken caches `location` in: the sha1 of the URL, in the cache folder."""
-    return cache / hashlib.sha1(location.encode()).hexdigest()
-
-
-class _Located(Exception):
-    """Raised by the stand-in loaders: the files an encoding would read (and the sha256 tiktoken
-    expects of a rank file), with nothing fetched."""
-
-    def __init__(self, locations: list[str], expected_hash: str | None = None) -> None:
-        super().__init__(", ".join(locations))
-        self.locations = locations
-        self.expected_hash = expected_hash
-
-
-def _capture_tiktoken(*args: object, **kwargs: object) -> Any:
-    """Stands in for tiktoken.load.load_tiktoken_bpe(tiktoken_bpe_file, expected_hash)."""
-    digest = args[1] if len(args) > 1 else kwargs.get("expected_hash")
-    where = str(args[0] if args else kwargs.get("tiktoken_bpe_file"))
-    raise _Located([where], digest if isinstance(digest, str) else None)
-
-
-def _capture_data_gym(*args: object, **kwargs: object) -> Any:
-    """Stands in for data_gym_to_mergeable_bpe_ranks(vocab_bpe_file, encoder_json_file, ...)."""
-    names = ("vocab_bpe_file", "encoder_json_file")
-    raise _Located([str(args[i] if len(args) > i else kwargs.get(n)) for i, n in enumerate(names)])
-
-
-LOADERS = {
-    "load_tiktoken_bpe": _capture_tiktoken,
-    "data_gym_to_mergeable_bpe_ranks": _capture_data_gym,
-}
-
-
-@contextlib.contextmanager
-def _stand_ins(module: Any, loaders: dict[str, Any]) -> Iterator[None]:
-    """Replaces a tiktoken plugin's file loaders for the duration of the block."""
-    saved = {attr: getattr(module, attr) for attr in loaders if hasattr(module, attr)}
-    try:
-        for attr, stand_in in loaders.items():
-            setattr(module, attr, stand_in)
-        yield
-    finally:
-        for attr in loaders:
-            if attr in saved:
-                setattr(module, attr, saved[attr])
-            else:
-                delattr(module, attr)
-
-
-def _constructors() -> Iterator[tuple[Any, str, Any]]:
-    """(plugin module, encoding name, constructor) of every encoding tiktoken's plugins define,
-    in their order."""
-    plugins = importlib.import_module("tiktoken_ext")
-    for info in pkgutil.iter_modules(plugins.__path__, plugins.__name__ + "."):
-        try:
-            module = importlib.import_module(info.name)
-        except Exception:  # a broken plugin lists nothing
-            continue
-        constructors = getattr(module, "ENCODING_CONSTRUCTORS", None) or {}
-        for name, constructor in constructors.items():
-            yield module, name, constructor
-
-
-def _located() -> list[tuple[Any, str, Any, _Located]]:
-    """What each encoding's constructor asks its loaders for (run with stand-ins that only
-    record the request)."""
-    found: list[tuple[Any, str, Any, _Located]] = []
-    for module, name, constructor in _constructors():
-        with _stand_ins(module, LOADERS), contextlib.suppress(Exception):
-            try:
-                constructor()
-            except _Located as located:  # another shape of constructor: unlisted
-                found.append((module, name, constructor, located))
-    return found
-
-
-def tiktoken_locations() -> dict[str, list[str]]:
-    """The URLs of the files each encoding of tiktoken's plugins loads."""
-    found: dict[str, list[str]] = {}
-    for _, name, _, located in _located():
-        found.setdefault(name, located.locations)
-    return found
-
-
-def tiktoken_hashes() -> dict[str, str]:
-    """Encoding name by the sha256 tiktoken expects of its one rank file (the first encoding
-    listed wins where two share a file, as o200k_base and o200k_harmony do)."""
-    out: dict[str, str] = {}
-    for _, name, _, located in _located():
-        if located.expected_hash and len(located.locations) == 1:
-            out.setdefault(located.expected_hash, name)
-    return out
-
-
-def encoding_from_ranks(name: str, ranks: dict[bytes, int]) -> Any:
-    """tiktoken's encoding `name` (its pattern and special tokens) over ranks read from a local
-    file, its constructor run with a loader that hands it those ranks."""
-
-    def given(*args: object, **kwargs: object) -> dict[bytes, int]:
-        return ranks
-
-    for module, known, constructor in _constructors():
-        if known == name:
-            with _stand_ins(module, {"load_tiktoken_bpe": given}):
-                params = constructor()
-            return tiktoken.Encoding(**params)
-    raise KeyError(name)
-
-
-def cached_tiktoken_encodings() -> list[tuple[str, Path]]:
-    """(encoding name, cached file) of each tiktoken encoding whose every file is in tiktoken's
-    cache, so that loading it needs no network."""
-    cache = tiktoken_cache_dir()
-    if cache is None or not cache.is_dir():
-        return []
-    out: list[tuple[str, Path]] = []
-    for name, locations in sorted(tiktoken_locations().items()):
-        files = [tiktoken_cache_file(loc, cache) for loc in locations]
-        if files and all(f.is_file() for f in files):
-            out.append((name, files[0]))
-    return out

@@ -158,9 +158,13 @@ class TokenlineServer(LanguageServer):
         changed_any = False
         for st in self.store:
             settings = self.settings_for(st.uri)
-            model = self.models.for_document(st.uri, settings, st.model)
+            model, problem = self.models.for_document(st.uri, settings, st.model)
             if model is not st.model:
                 self.document_changed(st, self.store.set_model(st, model))
+                changed_any = True
+            if problem != st.model_problem:
+                st.model_problem = problem
+                self.mark(st.uri)
                 changed_any = True
             if settings != st.settings:
                 st.settings = settings
@@ -181,8 +185,9 @@ class TokenlineServer(LanguageServer):
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         uri = params.text_document.uri
         settings = self.settings_for(uri)
-        model = self.models.for_document(uri, settings, None)
+        model, problem = self.models.for_document(uri, settings, None)
         st = self.store.open(params.text_document, settings, model)
+        st.model_problem = problem
         self.features.each("document_opened", st)
         self.mark(st.uri)
 

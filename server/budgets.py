@@ -70,7 +70,9 @@ class ProjectFeature(Feature):
 
     def did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
         if any(is_config_file(uri_path(c.uri)) for c in params.changes):
-            self.configuration_changed()
+            # New configuration for every feature: a model that failed to load is tried again
+            # (a saved configuration chooses its model again, as a setting chosen again does).
+            self.host.configuration_changed()
             self.host.settings_changed()
 
     def configuration_changed(self) -> None:

@@ -48,6 +48,15 @@ class Change:
 EVERYTHING = Change(0, 0)
 
 
+@dataclass(frozen=True)
+class ModelProblem:
+    """Why a document is not on the model its settings name: that setting, and why it could not
+    be loaded."""
+
+    requested: str
+    reason: str
+
+
 @dataclass
 class DocState:
     """One open document: its text and tokens, and the settings it is checked against."""
@@ -58,6 +67,8 @@ class DocState:
     doc: Document
     settings: Settings
     surrogates_logged: bool = False
+    # Set while the model the settings name cannot be loaded (doc.model is another one).
+    model_problem: ModelProblem | None = None
 
     @property
     def model(self) -> Model:

@@ -3,135 +3,130 @@
 What a `tokenline.model` setting names is decided by the core's resolver
 (`tokenline.core.resolve_model`: bundled name, tiktoken encoding or OpenAI model name, path
 relative to the workspace folder, or Hugging Face repo id from the local cache); this module caches
-what it loads and, when a setting names nothing usable, keeps documents on a model that works.
+what it loads and, when a setting names nothing usable, keeps documents on a model that works and
+says why (a ModelProblem, which the status shows until a model loads).
 
-`tokenline/models` lists what can be chosen without a download: the bundled models, the tiktoken
-encodings whose files are in tiktoken's cache, the tokenizer files (`tokenizer.json`,
-`tekken*.json`) in the workspace folders, and the Hugging Face cache's repos with a tokenizer.
+`tokenline/models` lists the core's catalog (`tokenline.core.catalog`): bundled models, every
+tiktoken encoding (marking those tiktoken downloads on first use), the tokenizer files in the
+workspace folders, and the Hugging Face cache's repos with a tokenizer.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from tokenline.core import (
-    BUNDLED_DEFAULT,
-    LISTED_FILES,
+    TIKTOKEN_KIND,
+    WORKSPACE_KIND,
+    CatalogEntry,
     Model,
     ModelError,
-    bundled_models,
-    cached_tiktoken_encodings,
-    hf_cached_repos,
+    model_catalog,
     resolve_model,
 )
-from tokenline.server.feature import Feature, Handler, Host
+from tokenline.server.feature import Feature, Handler, Host, ModelProblem
+from tokenline.server.positions import param
 from tokenline.server.settings import Settings
 from tokenline.server.uris import folder_of, uri_path
 
 log = logging.getLogger("tokenline.server")
 
 MODELS = "tokenline/models"
-# The workspace walk for tokenizer files: folders it never enters, how deep it goes, how many
-# directories it reads at most, and how many files it lists at most.
-SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
-WALK_DEPTH = 6
-WALK_DIRS = 2000
-WALK_FOUND = 50
+# How a workspace file's format is described beside its path (which already says tokenizer.json).
+FORMAT_NAMES = {"tokenizer.json": "Hugging Face", "Tekken": "Mistral Tekken"}
 
 
 class ModelCache:
-    """Loaded models by file path, so documents and folders that share a model share one."""
+    """Loaded models by source, so documents and folders that share a model share one; and the
+    sources that failed to load, so that opening documents does not retry a download each time
+    (`retry_failed` forgets them: a new configuration or an explicit choice tries again)."""
 
     def __init__(self) -> None:
         self._models: dict[str, Model] = {}
+        self._failed: dict[str, ModelError] = {}
 
     def get(self, setting: str, base_dir: str | None = None) -> Model:
         """The model a setting names (ModelError if it cannot be used)."""
         source = resolve_model(setting, base_dir)
         model = self._models.get(source.key)
-        if model is None:
+        if model is not None:
+            return model
+        failed = self._failed.get(source.key)
+        if failed is not None:
+            raise failed
+        try:
             model = source.load()
-            self._models[source.key] = model
-            log.info("loaded %r from %s (%s)", model.name, source.path, model.mode_note)
+        except ModelError as exc:
+            self._failed[source.key] = exc
+            raise
+        self._models[source.key] = model
+        log.info("loaded %r from %s (%s)", model.name, source.path, model.mode_note)
         return model
 
+    def retry_failed(self) -> None:
+        self._failed.clear()
 
-def model_choices(folders: Sequence[Path] = ()) -> list[dict[str, str]]:
-    """What `tokenline/models` lists: bundled models, cached tiktoken encodings, tokenizer files
-    in the workspace folders, then repos in the local Hugging Face cache."""
-    out: list[dict[str, str]] = []
-    for name in sorted(bundled_models()):
-        desc = "bundled" + (", the default" if name == BUNDLED_DEFAULT else "")
-        out.append(_choice("bundled", name, name, desc))
-    for name, path in cached_tiktoken_encodings():
-        # The folder, not the cache's file (named by a hash of its URL, which says nothing).
-        out.append(_choice("tiktoken", name, name, f"in {Path(path).parent}"))
-    for folder in folders:
-        for path in workspace_tokenizers(folder):
-            rel = path.relative_to(folder).as_posix()
-            # One folder: the path as the setting is read, relative to it (shareable).
-            value = rel if len(folders) == 1 else str(path)
-            what = "Tekken" if path.name != "tokenizer.json" else "Hugging Face"
-            where = f" in {folder.name}" if len(folders) > 1 else ""
-            out.append(_choice("workspace", rel, value, what + where))
-    for repo, path in hf_cached_repos(names=LISTED_FILES):
-        out.append(_choice("huggingface", repo, repo, f"Hugging Face cache: {path}"))
+    def key_of(self, model: Model) -> str | None:
+        """The source key `model` was loaded from (None for a model this cache did not load)."""
+        return next((k for k, m in self._models.items() if m is model), None)
+
+
+class ModelChoice(NamedTuple):
+    """A document's model, and why it is not the one its settings name (None when it is)."""
+
+    model: Model
+    problem: ModelProblem | None
+
+
+def model_choices(
+    folders: Sequence[Path] = (), in_use: str | None = None, base_dir: str | None = None
+) -> list[dict[str, Any]]:
+    """What `tokenline/models` lists: the catalog's entries as a picker shows them; `inUse` marks
+    the one whose source key is `in_use` (values resolved against `base_dir`)."""
+    out: list[dict[str, Any]] = []
+    for entry in model_catalog(folders):
+        choice: dict[str, Any] = {
+            "label": entry.name,
+            "value": entry.value,
+            "description": _description(entry, len(folders) > 1),
+            "kind": entry.kind,
+            "path": entry.path,
+        }
+        if not entry.cached:
+            choice["download"] = True
+        if in_use is not None and _key(entry.value, base_dir) == in_use:
+            choice["inUse"] = True
+        out.append(choice)
     return out
 
 
-def _choice(kind: str, label: str, value: str, description: str) -> dict[str, str]:
-    return {"label": label, "value": value, "description": description, "kind": kind}
+def _key(value: str, base_dir: str | None) -> str | None:
+    try:
+        return resolve_model(value, base_dir).key
+    except ModelError:
+        return None
 
 
-def is_tokenizer_file(name: str) -> bool:
-    """A Hugging Face `tokenizer.json` or a Mistral `tekken*.json`."""
-    return name == "tokenizer.json" or (name.startswith("tekken") and name.endswith(".json"))
-
-
-def workspace_tokenizers(folder: Path) -> list[Path]:
-    """Tokenizer files under a workspace folder, in a bounded walk (WALK_DEPTH levels, WALK_DIRS
-    directories, WALK_FOUND files) that skips SKIPPED_DIRS and hidden folders."""
-    found: list[Path] = []
-    for root, files in _walk(folder):
-        found.extend(root / f for f in sorted(files) if is_tokenizer_file(f))
-        if len(found) >= WALK_FOUND:
-            break
-    return found[:WALK_FOUND]
-
-
-def _skipped(name: str) -> bool:
-    return name in SKIPPED_DIRS or name.startswith(".")
-
-
-def _walk(folder: Path) -> Iterator[tuple[Path, list[str]]]:
-    """(directory, its file names), breadth first within the walk's bounds."""
-    queue = deque([(folder, 0)])
-    seen = 0
-    while queue and seen < WALK_DIRS:
-        here, depth = queue.popleft()
-        seen += 1
-        try:
-            entries = sorted(os.scandir(here), key=lambda e: e.name)
-        except OSError:
-            continue
-        files: list[str] = []
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            if not is_dir:
-                files.append(entry.name)
-            elif depth < WALK_DEPTH and not _skipped(entry.name):
-                queue.append((Path(entry.path), depth + 1))
-        yield here, files
+def _description(entry: CatalogEntry, many_folders: bool) -> str:
+    if entry.kind == TIKTOKEN_KIND:
+        # The folder, not the cache's file (named by a hash of its URL, which says nothing).
+        if entry.cached:
+            return f"cached in {Path(entry.path).parent}"
+        return "downloaded by tiktoken on first use"
+    if entry.kind == WORKSPACE_KIND:
+        what = FORMAT_NAMES.get(entry.format, entry.format)
+        return what + (f" in {Path(entry.folder).name}" if many_folders else "")
+    if entry.default:
+        return "bundled, the default"
+    if entry.kind == "bundled":
+        return "bundled"
+    return f"Hugging Face cache: {entry.path}"
 
 
 class ModelsFeature(Feature):
@@ -146,16 +141,34 @@ class ModelsFeature(Feature):
     def handlers(self) -> list[Handler]:
         return [Handler(MODELS, self.list_models)]
 
-    def list_models(self, params: Any) -> dict[str, list[dict[str, str]]]:
+    def list_models(self, params: Any) -> dict[str, list[dict[str, Any]]]:
+        """The catalog; with `uri` (an open document), the model it uses is marked `inUse`."""
         folders = [uri_path(f) for f in self.host.folders()]
-        return {"models": model_choices([Path(f) for f in folders if f])}
+        uri = param(params, "uri") if params is not None else None
+        in_use: str | None = None
+        base_dir: str | None = None
+        if uri:
+            try:
+                st = self.host.document(str(uri))
+            except JsonRpcInvalidParams:
+                st = None  # not open: nothing is in use
+            if st is not None:
+                in_use = self.cache.key_of(st.model)
+                folder = folder_of(self.host.folders(), st.uri)
+                base_dir = uri_path(folder) if folder else None
+        return {"models": model_choices([Path(f) for f in folders if f], in_use, base_dir)}
 
     def configuration_changed(self) -> None:
-        """New configuration: a model that still fails is reported again."""
+        """New configuration (or a model chosen again): failed models are tried again and a
+        model that still fails is reported again."""
         self._errors_shown.clear()
+        self.cache.retry_failed()
 
-    def for_document(self, uri: str | None, settings: Settings, current: Model | None) -> Model:
-        """The model the settings name, or (on failure) the current/last good/bundled one."""
+    def for_document(
+        self, uri: str | None, settings: Settings, current: Model | None
+    ) -> ModelChoice:
+        """The model the settings name, or (on failure) the current/last good/bundled one and
+        why."""
         folder = folder_of(self.host.folders(), uri)
         base_dir = uri_path(folder) if folder else None
         try:
@@ -163,9 +176,9 @@ class ModelsFeature(Feature):
         except ModelError as exc:
             fallback = current or self._last_good.get(settings.model) or self.cache.get("")
             self._report(settings.model, exc, fallback)
-            return fallback
+            return ModelChoice(fallback, ModelProblem(settings.model, exc.reason))
         self._last_good[settings.model] = model
-        return model
+        return ModelChoice(model, None)
 
     def _report(self, setting: str, exc: ModelError, fallback: Model) -> None:
         key = f"{setting}\0{exc}"

@@ -1,6 +1,7 @@
 """`tokenline/status`: what the editors show of a document after its changes, built here and
-nowhere else: its token count, context window, warnAt, model, whether the core is compiled, and
-its project budget when it has one."""
+nowhere else: its token count, context window, warnAt, model, whether the core is compiled, its
+project budget when it has one, and why it is not on the model its settings name when that model
+failed to load."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def status(st: DocState) -> dict[str, object]:
     if s.budget is not None:
         fields["budget"] = s.budget
         fields["budgetPattern"] = s.budget_pattern
+    if st.model_problem is not None:
+        fields["requestedModel"] = st.model_problem.requested
+        fields["modelError"] = st.model_problem.reason
     return fields
 
 

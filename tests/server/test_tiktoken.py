@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tiktoken
 
 from tests.conftest import shared_file
 
@@ -162,9 +163,7 @@ def test_hover_shows_the_bytes_and_ids_of_a_split_character(
     o200k.close_doc(uri)
 
 
-def test_models_lists_cached_encodings_and_tokenizer_files(
-    tiktoken_cache: Path, tmp_path: Path
-) -> None:
+def test_models_lists_encodings_and_tokenizer_files(tiktoken_cache: Path, tmp_path: Path) -> None:
     tekken = shared_file("models", "tekken_240911.json")
     folder = tmp_path / "work"
     (folder / "models" / "hf").mkdir(parents=True)
@@ -181,12 +180,24 @@ def test_models_lists_cached_encodings_and_tokenizer_files(
     try:
         models = s.request("tokenline/models", {})["models"]
         kinds = {m["value"]: m["kind"] for m in models}
+        by_value = {m["value"]: m for m in models}
         assert models[0]["value"] == "mistral-7b-v0.1"
         assert kinds["o200k_base"] == "tiktoken"
         assert kinds["cl100k_base"] == "tiktoken"
-        assert "r50k_base" not in kinds and "gpt2" not in kinds  # not in the cache
+        # Every encoding tiktoken knows; those not in the cache are marked as downloads.
+        assert {m["value"] for m in models if m["kind"] == "tiktoken"} == set(
+            tiktoken.list_encoding_names()
+        )
+        for name in ("r50k_base", "gpt2"):
+            assert by_value[name]["download"] is True and by_value[name]["path"] == ""
+        for name in ("o200k_base", "cl100k_base"):
+            assert "download" not in by_value[name]
+            assert Path(by_value[name]["path"]).parent == tiktoken_cache
         assert kinds["models/hf/tokenizer.json"] == "workspace"
         assert kinds[f"models/{tekken.name}"] == "workspace"
+        assert by_value["models/hf/tokenizer.json"]["description"] == "Hugging Face"
+        assert by_value[f"models/{tekken.name}"]["description"] == "Mistral Tekken"
+        assert by_value[f"models/{tekken.name}"]["path"] == str(folder / "models" / tekken.name)
         assert not [v for v in kinds if "node_modules" in v or ".venv" in v or ".git" in v]
         assert kinds["acme/byte-model"] == "huggingface"
         # A listed value is a setting that works: the workspace's Tekken file, by its path.
@@ -201,11 +212,13 @@ def test_models_lists_cached_encodings_and_tokenizer_files(
         s.close()
 
 
-def test_models_lists_no_encoding_of_an_empty_cache(tmp_path: Path) -> None:
+def test_models_marks_every_encoding_of_an_empty_cache_as_a_download(tmp_path: Path) -> None:
     s = Session(env={"TIKTOKEN_CACHE_DIR": str(tmp_path)})
     try:
         models = s.request("tokenline/models", {})["models"]
-        assert [m for m in models if m["kind"] == "tiktoken"] == []
+        listed = [m for m in models if m["kind"] == "tiktoken"]
+        assert [m["value"] for m in listed] == list(reversed(tiktoken.list_encoding_names()))
+        assert all(m["download"] is True for m in listed), listed
         assert models[0]["value"] == "mistral-7b-v0.1"
     finally:
         s.close()

@@ -3,10 +3,12 @@
 //
 //   node driver.mjs CONFIG.json
 //
-// CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget" | "tiktoken", url,
+// CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget" | "tiktoken" |
+//          "switch", url,
 //          playwright, chromium, artifacts, workspace, files: {...}, hostResult, timeoutMs}. It
 // prints one JSON object on its last stdout line: what each step saw (or the error it met), so the
 // Python tests assert on each thing separately.
+import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -219,6 +221,8 @@ async function main() {
       await budgetMode();
     } else if (config.mode === 'tiktoken') {
       await tiktokenMode();
+    } else if (config.mode === 'switch') {
+      await switchMode();
     } else {
       await uiMode();
     }
@@ -595,6 +599,67 @@ async function tiktokenMode() {
     const tooltip = await statusTooltip();
     const screenshot = await shot(`${config.shotPrefix}-picked`);
     return { before, status, lines, tooltip, screenshot };
+  });
+}
+
+/** Clicks the status bar, photographs the model picker (1/2), picks `label` and keeps the window (2/2). */
+async function pickModel(label, shotName) {
+  await page.locator('[id="tokenline.tokenline.tokenline.status"]').click();
+  const rows = await quickPickRows();
+  const placeholder = (await page.locator('.quick-input-widget input').getAttribute('placeholder')) ?? '';
+  const screenshot = await shot(shotName);
+  await quickPickRow(label).click();
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: '(2/2)' }).waitFor({ timeout: 10000 });
+  await page.keyboard.press('Escape');
+  return { rows, placeholder, screenshot };
+}
+
+/** The status bar item with its warning icon, if it shows one. */
+async function statusWithIcon() {
+  const item = await statusItem();
+  const icon = await page.locator('[id="tokenline.tokenline.tokenline.status"] .codicon-warning').count();
+  return item && { ...item, warningIcon: icon > 0 };
+}
+
+/**
+ * tiktoken's cache empty and no network: choosing o200k_base fails and leaves the warning state;
+ * the cache seeded meanwhile (config.seed), choosing it again loads it and the warning goes.
+ */
+async function switchMode() {
+  await step('open', async () => {
+    await openFile(config.files.prompt);
+    return { status: await waitForStatus((s) => !s.text.startsWith('Sel'), 'a token count') };
+  });
+
+  await step('failed', async () => {
+    const before = await statusItem();
+    const picker = await pickModel(config.model, `${config.shotPrefix}-picker`);
+    const end = Date.now() + T;
+    let status = null;
+    while (Date.now() < end && !(status?.warningIcon && status.className.includes('warning-kind'))) {
+      await page.waitForTimeout(200);
+      status = await statusWithIcon();
+    }
+    const notifications = await notificationsText();
+    const tooltip = await statusTooltip();
+    const screenshot = await shot(`${config.shotPrefix}-warning`);
+    await page.mouse.move(400, 400);
+    // Later changes keep the warning: the model in use is still not the chosen one.
+    await page.waitForTimeout(1500);
+    const later = await statusWithIcon();
+    return { before, picker, status, notifications, tooltip, screenshot, later };
+  });
+
+  await step('again', async () => {
+    execFileSync(config.seed.python, [config.seed.tool, config.seed.cache], { stdio: 'pipe', timeout: 300000 });
+    const before = await statusWithIcon();
+    const picker = await pickModel(config.model, `${config.shotPrefix}-picker-again`);
+    const status = await waitForStatus((s) => s.text !== before.text && !s.text.startsWith('Sel'), 'the count with the model chosen again');
+    await page.waitForTimeout(500);
+    const settled = await statusWithIcon();
+    const tooltip = await statusTooltip();
+    const screenshot = await shot(`${config.shotPrefix}-loaded`);
+    return { before, picker, status, settled, tooltip, screenshot };
   });
 }
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tiktoken
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -768,7 +769,7 @@ def test_budget_from_pyproject_in_status_bar_and_problems(budget: dict[str, Any]
 
 TIKTOKEN_MODEL = "o200k_base"
 # The picker's headings (MODEL_GROUPS in vscode-extension/src/commands.ts).
-TIKTOKEN_GROUP = "tiktoken encodings (cached)"
+TIKTOKEN_GROUP = "tiktoken encodings"
 WORKSPACE_GROUP = "Tokenizer files in the workspace"
 BERT_NAME = "bert-wp"
 BERT_VALUE = f"{BERT_NAME}/tokenizer.json"
@@ -890,14 +891,22 @@ def test_tiktoken_model_picker_lists_cached_encodings_and_workspace_tokenizers(
     headings = list(groups)
     assert headings[0] == "Bundled" and headings[-1] == "Other", headings
     assert headings.index(TIKTOKEN_GROUP) < headings.index(WORKSPACE_GROUP), headings
-    # Every seeded encoding, from the cache the extension's server inherited.
-    assert set(SEEDED) <= set(groups[TIKTOKEN_GROUP]), groups
+    # Every encoding tiktoken knows; the seeded ones in the cache the extension's server inherited,
+    # the others marked as downloads.
+    assert sorted(groups[TIKTOKEN_GROUP]) == sorted(tiktoken.list_encoding_names()), groups
+    from tokenline.core.tiktokencache import tiktoken_encodings
+
     cache = str(tiktoken_ui["cache"])
+    # The seeded files and every encoding that reads only those (o200k_harmony reads o200k_base's).
+    cached = {e.name for e in tiktoken_encodings() if e.cached(tiktoken_ui["cache"])}
+    assert set(SEEDED) <= cached and "r50k_base" not in cached
     for row in rows:
-        if row["label"] in groups[TIKTOKEN_GROUP]:
-            assert row["description"] == f"in {cache}", row
+        if row["label"] in cached:
+            assert row["description"] == f"cached in {cache}", row
+        elif row["label"] in groups[TIKTOKEN_GROUP]:
+            assert row["description"] == "downloaded by tiktoken on first use", row
     assert groups[WORKSPACE_GROUP] == [BERT_VALUE], groups
-    # The current setting carries the check mark.
+    # The model in use carries the check mark.
     assert [r["label"] for r in rows if r["checked"]] == [TIKTOKEN_MODEL], rows
 
 
@@ -926,6 +935,91 @@ def test_tiktoken_picking_the_workspace_tokenizer_recolours_its_tokens(
     offsets = tok.encode(text, add_special_tokens=False).offsets
     line = text.split("\n", 1)[0]
     assert _boundaries(spans) == _line_tokens(line, [e for _, e in offsets])
+
+
+# ---------------------------------------------------------------------------------------------
+# Choosing a model that fails to load, then again once it can (issue 21)
+
+OFFLINE = ["HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9"]
+
+
+@pytest.fixture(scope="module")
+def switch_ui(
+    tmp_path_factory: pytest.TempPathFactory, vsix: Path, tiktoken_cache: Path, botchan: str
+) -> dict[str, Any]:
+    """The server starts on an empty tiktoken cache with no network (a proxy that refuses every
+    connection): the picker's o200k_base fails to load; the driver then seeds the cache (as
+    `tokenline models fetch` would) and picks o200k_base again."""
+    from tests.conftest import shared_file
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = Env(tmp_path_factory.mktemp("vscode-switch"))
+    cache = env.root / "tiktoken-cache"
+    cache.mkdir()
+    prompt = env.workspace / "story.prompt.md"
+    lines = botchan.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
+    prompt.write_text(PROMPT + "\n".join(lines[300:320]) + "\n", encoding="utf-8")
+    server = ["/usr/bin/env", *OFFLINE, f"TIKTOKEN_CACHE_DIR={cache}", PYTHON, "-m", "tokenline"]
+    env.install(vsix, {"tokenline.server.command": [*server, "serve"]})
+    (bundled,) = tokenline_count(prompt)
+    (o200k,) = tokenline_count(
+        prompt, model=TIKTOKEN_MODEL, env={**os.environ, "TIKTOKEN_CACHE_DIR": str(tiktoken_cache)}
+    )
+    seed = {"python": sys.executable, "tool": str(shared_file("tools", "seed-tiktoken-cache"))}
+    with CodeServer(env, ARTIFACTS / "code-server-switch.log"):
+        result = run_driver(
+            env,
+            "switch",
+            env.url(),
+            {
+                "files": {"prompt": prompt.name},
+                "model": TIKTOKEN_MODEL,
+                "seed": {**seed, "cache": str(cache)},
+                "shotPrefix": "60-switch",
+            },
+        )
+    (ARTIFACTS / "tokenline-output-switch.log").write_text(env.extension_log())
+    return {"result": result, "counts": {"bundled": bundled, "o200k": o200k}, "cache": cache}
+
+
+def test_switch_picker_lists_every_encoding_and_marks_downloads(switch_ui: dict[str, Any]) -> None:
+    s = _step(switch_ui["result"], "failed")
+    rows = s["picker"]["rows"]
+    groups = _groups(rows)
+    assert sorted(groups[TIKTOKEN_GROUP]) == sorted(tiktoken.list_encoding_names()), groups
+    for row in rows:
+        if row["label"] in groups[TIKTOKEN_GROUP]:
+            assert row["description"] == "downloaded by tiktoken on first use", row
+    # What the document is counted with, checked and named.
+    assert [r["label"] for r in rows if r["checked"]] == ["mistral-7b-v0.1"], rows
+    assert s["picker"]["placeholder"] == "In use: mistral-7b-v0.1"
+
+
+def test_switch_failed_load_keeps_a_warning_state(switch_ui: dict[str, Any]) -> None:
+    s = _step(switch_ui["result"], "failed")
+    n = switch_ui["counts"]["bundled"]
+    for status in (s["status"], s["later"]):
+        assert status["text"] == f"{fmt(n)} / {fmt(CONTEXT_WINDOW)} tokens", status
+        assert status["warningIcon"] and "warning-kind" in status["className"], status
+    assert "Model: mistral-7b-v0.1" in s["tooltip"], s["tooltip"]
+    assert (
+        "Warning: o200k_base could not be loaded, so mistral-7b-v0.1 counts instead" in s["tooltip"]
+    )
+    assert "tokenline models fetch o200k_base" in s["tooltip"], s["tooltip"]
+    assert any("o200k_base" in t and "Still using" in t for t in s["notifications"]), s
+
+
+def test_switch_choosing_it_again_once_cached_loads_it(switch_ui: dict[str, Any]) -> None:
+    s = _step(switch_ui["result"], "again")
+    rows = s["picker"]["rows"]
+    (o200k,) = [r for r in rows if r["label"] == TIKTOKEN_MODEL]
+    assert o200k["description"] == "could not be loaded; choose it to try again", o200k
+    assert s["picker"]["placeholder"] == "In use: mistral-7b-v0.1 (o200k_base could not be loaded)"
+    n = switch_ui["counts"]["o200k"]
+    assert n != switch_ui["counts"]["bundled"]
+    assert s["settled"]["text"] == f"{fmt(n)} / {fmt(CONTEXT_WINDOW)} tokens", s["settled"]
+    assert not s["settled"]["warningIcon"] and "warning-kind" not in s["settled"]["className"]
+    assert f"Model: {TIKTOKEN_MODEL}\n" in s["tooltip"] and "Warning" not in s["tooltip"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,40 +1,34 @@
-// The commands: choose the model, set the context window (and both from the status bar), show the
-// token at the cursor, copy the selection's token ids, toggle boundaries, restart, show the log.
+// The commands: choose the model (modelPicker.ts), set the context window (and both from the status
+// bar), show the token at the cursor, copy the selection's token ids, toggle boundaries, restart,
+// show the log.
 import * as vscode from 'vscode';
 import type { Boundaries } from './boundaries';
 import { formatCount, idsText, tokenAtText } from './format';
-import { asRange, IDS, IdsParams, IdsResult, MODELS, ModelsResult, TOKEN_AT, TokenAt, TokenAtParams } from './protocol';
+import { applyModel, chooseModel, settingsTarget } from './modelPicker';
+import { asRange, IDS, IdsParams, IdsResult, Status, TOKEN_AT, TokenAt, TokenAtParams } from './protocol';
 import type { ServerManager } from './server';
+import type { StatusBar } from './statusBar';
 import { parseContextWindow, readSettings, SECTION } from './settings';
 
 const COMMON_WINDOWS = [2048, 4096, 8192, 16384, 32768, 65536, 128000, 131072, 200000, 1000000, 1048576];
 
-/** The picker's sections, by the `kind` the server gives each model. */
-const MODEL_GROUPS: Record<string, string> = {
-  bundled: 'Bundled',
-  tiktoken: 'tiktoken encodings (cached)',
-  workspace: 'Tokenizer files in the workspace',
-  huggingface: 'Hugging Face cache',
-};
-
-interface ModelItem extends vscode.QuickPickItem {
-  value?: string;
-  action?: 'browse' | 'type';
-}
-
 export function registerCommands(
   context: vscode.ExtensionContext,
   server: ServerManager,
+  status: StatusBar,
   boundaries: Boundaries,
   log: vscode.LogOutputChannel,
 ): void {
   const reg = (id: string, fn: (...args: unknown[]) => unknown) =>
     context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
-  reg('tokenline.chooseModel', () => chooseModel(server));
+  // With a model name (a keybinding's or another extension's argument), that model, no picker.
+  reg('tokenline.chooseModel', (value) =>
+    typeof value === 'string' ? applyModel(server, value) : chooseModel(server, activeStatus(server, status)),
+  );
   reg('tokenline.setContextWindow', () => setContextWindow());
   reg('tokenline.statusMenu', async () => {
-    if (await chooseModel(server, '(1/2)')) {
+    if (await chooseModel(server, activeStatus(server, status), '(1/2)')) {
       await setContextWindow('(2/2)');
     }
   });
@@ -45,95 +39,14 @@ export function registerCommands(
   reg('tokenline.showOutput', () => log.show(true));
 }
 
-/** Workspace settings when a folder is open, else user settings. */
-function target(): vscode.ConfigurationTarget {
-  return vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
-}
-
 function current() {
   return readSettings(vscode.workspace.getConfiguration(SECTION, vscode.window.activeTextEditor?.document.uri));
 }
 
-/** A quick pick that opens on `active` (the current model), so that Enter keeps it. */
-function pickOne<T extends vscode.QuickPickItem>(items: T[], title: string, placeholder: string, active?: T): Promise<T | undefined> {
-  return new Promise((resolve) => {
-    const qp = vscode.window.createQuickPick<T>();
-    qp.title = title;
-    qp.placeholder = placeholder;
-    qp.matchOnDescription = true;
-    qp.items = items;
-    if (active) {
-      qp.activeItems = [active];
-    }
-    let accepted = false;
-    qp.onDidAccept(() => {
-      accepted = true;
-      resolve(qp.selectedItems[0] ?? qp.activeItems[0]);
-      qp.hide();
-    });
-    qp.onDidHide(() => {
-      if (!accepted) {
-        resolve(undefined);
-      }
-      qp.dispose();
-    });
-    qp.show();
-  });
-}
-
-/** Quick pick of the server's models, a `.model` file or a typed name; true when one was chosen. */
-async function chooseModel(server: ServerManager, step = ''): Promise<boolean> {
-  const now = current().model;
-  const items: ModelItem[] = [];
-  try {
-    const { models } = await server.request<ModelsResult>(MODELS, {});
-    let group: string | undefined;
-    for (const m of models) {
-      const heading = MODEL_GROUPS[m.kind ?? 'bundled'] ?? 'Models';
-      if (heading !== group) {
-        items.push({ label: heading, kind: vscode.QuickPickItemKind.Separator });
-        group = heading;
-      }
-      const chosen = m.value === now || (now === '' && m === models[0]);
-      items.push({ label: `${chosen ? '$(check) ' : ''}${m.label}`, description: m.description, value: m.value });
-    }
-  } catch (err) {
-    items.push({ label: '$(warning) The server cannot list models', detail: String(err instanceof Error ? err.message : err) });
-  }
-  items.push(
-    { label: 'Other', kind: vscode.QuickPickItemKind.Separator },
-    { label: '$(file) Tokenizer file (.model, tokenizer.json, tekken*.json)…', action: 'browse' },
-    { label: '$(edit) Model name, tiktoken encoding, path or Hugging Face repo id…', action: 'type' },
-  );
-  const picked = await pickOne(
-    items,
-    `Tokenline: Model ${step}`.trim(),
-    `Current: ${now || 'the bundled default'}`,
-    items.find((i) => i.label.startsWith('$(check) ')),
-  );
-  let value: string | undefined;
-  if (picked?.action === 'browse') {
-    const files = await vscode.window.showOpenDialog({
-      title: 'Tokenizer file',
-      canSelectMany: false,
-      filters: { 'Tokenizer files': ['model', 'json'], 'All files': ['*'] },
-    });
-    value = files?.[0]?.fsPath;
-  } else if (picked?.action === 'type') {
-    value = await vscode.window.showInputBox({
-      title: 'Tokenline: Model',
-      value: now,
-      prompt:
-        'A bundled model name, a tiktoken encoding or OpenAI model name (o200k_base, gpt-4o), a path to a tokenizer file, or a Hugging Face repo id in the local cache (never downloaded).',
-    });
-  } else {
-    value = picked?.value;
-  }
-  if (value === undefined) {
-    return false;
-  }
-  await vscode.workspace.getConfiguration(SECTION).update('model', value, target());
-  return true;
+/** The active document's last status (the model it is counted with), when Tokenline counts it. */
+function activeStatus(server: ServerManager, status: StatusBar): Status | undefined {
+  const doc = vscode.window.activeTextEditor?.document;
+  return doc && server.attaches(doc) ? status.statusOf(doc.uri) : undefined;
 }
 
 async function setContextWindow(step = ''): Promise<void> {
@@ -163,7 +76,7 @@ async function setContextWindow(step = ''): Promise<void> {
     value = typed === undefined ? undefined : parseContextWindow(typed);
   }
   if (value !== undefined) {
-    await vscode.workspace.getConfiguration(SECTION).update('contextWindow', value, target());
+    await vscode.workspace.getConfiguration(SECTION).update('contextWindow', value, settingsTarget());
   }
 }
 

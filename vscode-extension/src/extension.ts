@@ -17,7 +17,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   const status = new StatusBar(server);
   context.subscriptions.push(log, server, status);
-  registerCommands(context, server, boundaries, log);
+  registerCommands(context, server, status, boundaries, log);
 
   const affects = (e: vscode.ConfigurationChangeEvent, keys: readonly string[]) =>
     keys.some((k) => e.affectsConfiguration(`${SECTION}.${k}`));

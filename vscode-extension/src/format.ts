@@ -52,6 +52,19 @@ export function statusText(tokens: number, limit: number, selection?: number, is
   return selection === undefined ? `${counts} tokens${tail}` : `Sel ${formatCount(selection)} · ${counts}${tail}`;
 }
 
+/** The status bar's colour: the count's level, and at least a warning while the chosen model
+ * cannot be loaded (the count is then another model's). */
+export function statusLevel(s: Status, warnAt: number): Level {
+  const level = budgetLevel(s.tokens, limitOf(s), warnAt);
+  return level === 'ok' && s.modelError !== undefined ? 'warning' : level;
+}
+
+/** The status bar's text: the counts, after a warning icon while the chosen model cannot be loaded. */
+export function statusBarText(s: Status, selection?: number): string {
+  const icon = s.modelError !== undefined ? '$(warning) ' : '';
+  return icon + statusText(s.tokens, limitOf(s), selection, s.budget !== undefined);
+}
+
 export interface TooltipInput {
   status: Status;
   warnAt: number;
@@ -65,6 +78,10 @@ export function tooltipText(t: TooltipInput): string {
   const s = t.status;
   const limit = limitOf(s);
   const lines = [`Tokenline: ${tokens(s.tokens)}`, `Model: ${s.model || 'default'}`];
+  if (s.modelError !== undefined) {
+    const wanted = s.requestedModel ?? 'The chosen model';
+    lines.push(`Warning: ${wanted} could not be loaded, so ${s.model || 'the default'} counts instead:`, s.modelError);
+  }
   if (s.budget !== undefined) {
     const from = s.budgetPattern ? ` for ${s.budgetPattern}` : '';
     lines.push(`Budget: ${tokens(s.budget)}${from} (${formatPercent(s.tokens, s.budget)} used)`);
@@ -86,7 +103,12 @@ export function tooltipText(t: TooltipInput): string {
   if (t.pending) {
     lines.push('Updating…');
   }
-  lines.push('', 'Click to choose the model and the context window.');
+  lines.push(
+    '',
+    s.modelError !== undefined
+      ? 'Click to choose the model again (once it can load) or another, and the context window.'
+      : 'Click to choose the model and the context window.',
+  );
   return lines.join('\n');
 }
 

@@ -34,6 +34,10 @@ export interface Status {
   budgetPattern?: string;
   /** The effective warnAt (the user's setting, else the project's, else 0.9). */
   warnAt?: number;
+  /** Present while the model the settings name cannot be loaded: that setting (`model` is the one in use). */
+  requestedModel?: string;
+  /** Why it cannot be loaded. */
+  modelError?: string;
 }
 
 /** `tokenline/count`: for each range, the token count of its text encoded alone. */
@@ -72,16 +76,26 @@ export interface TokenAt {
 }
 
 /**
- * `tokenline/models`: bundled models, tiktoken encodings in tiktoken's cache, tokenizer files in
- * the workspace folders, then repo ids in the local Hugging Face cache (`kind` says which).
+ * `tokenline/models`: what can be used here. Bundled models, every encoding tiktoken knows
+ * (`download` on those tiktoken fetches on first use), tokenizer files in the workspace folders,
+ * then repos in the local Hugging Face cache (`kind` says which). With `uri`, `inUse` marks the
+ * model that document is tokenized with.
  */
 export const MODELS = 'tokenline/models';
 export type ModelKind = 'bundled' | 'tiktoken' | 'workspace' | 'huggingface';
+export interface ModelsParams {
+  uri?: string;
+}
 export interface ModelInfo {
   label: string;
+  /** The `tokenline.model` setting that loads it. */
   value: string;
   description?: string;
   kind?: ModelKind;
+  /** The file it is read from ("" for an encoding not downloaded yet). */
+  path?: string;
+  download?: boolean;
+  inUse?: boolean;
 }
 export interface ModelsResult {
   models: ModelInfo[];

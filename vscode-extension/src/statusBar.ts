@@ -1,10 +1,11 @@
 // The status bar item: `1,234 / 8,192 tokens` for the active editor (`1,234 / 2,000 tokens (budget)`
 // when the project configuration gives the file a budget), `Sel 56 · 1,234 / 8,192` with a
-// selection, warning/error colours, a tooltip with the details; a click opens the model and
+// selection, warning/error colours (a warning icon and colour while the chosen model cannot be
+// loaded, until one loads), a tooltip with the details; a click opens the model and
 // context-window picker. It renders the server's `tokenline/status` notifications and asks
 // `tokenline/count` for selections, asynchronously, so typing never waits on it.
 import * as vscode from 'vscode';
-import { budgetLevel, limitOf, statusText, tooltipText } from './format';
+import { statusBarText, statusLevel, tooltipText } from './format';
 import { asRange, COUNT, CountParams, CountResult, Status } from './protocol';
 import type { ServerManager } from './server';
 import { readSettings, SECTION } from './settings';
@@ -146,8 +147,7 @@ export class StatusBar implements vscode.Disposable {
     // The server's warnAt includes the project configuration's; older servers do not send it.
     const warnAt = status.warnAt ?? readSettings(vscode.workspace.getConfiguration(SECTION, doc.uri)).warnAt;
     const sel = this.selection?.uri === status.uri ? this.selection : undefined;
-    const limit = limitOf(status);
-    item.text = statusText(status.tokens, limit, sel?.total, status.budget !== undefined);
+    item.text = statusBarText(status, sel?.total);
     item.tooltip = tooltipText({
       status,
       warnAt,
@@ -155,7 +155,7 @@ export class StatusBar implements vscode.Disposable {
       selectionRanges: sel?.ranges,
       pending: status.version !== null && status.version < doc.version,
     });
-    const level = budgetLevel(status.tokens, limit, warnAt);
+    const level = statusLevel(status, warnAt);
     item.backgroundColor =
       level === 'error'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')

@@ -7,6 +7,8 @@ import {
   idsText,
   limitOf,
   shellQuote,
+  statusBarText,
+  statusLevel,
   statusText,
   tokenAtText,
   tooltipText,
@@ -80,6 +82,28 @@ test('tooltip names model, window, percentage, compiled core and the selection',
   assert.doesNotMatch(over, /Selection/);
   assert.match(tooltipText({ status: { ...status, tokens: 7500 }, warnAt: 0.9 }), /warning threshold \(90%\)/);
   assert.match(tooltipText({ status, warnAt: 0.9, selection: 1 }), /Selection: 1 token\n/);
+});
+
+test('a model that failed to load keeps a warning state until a status without the error', () => {
+  const failed: Status = {
+    ...status,
+    requestedModel: 'o200k_base',
+    modelError: "tiktoken could not load o200k_base: it is not in tiktoken's cache /tmp/c",
+  };
+  // Counts well within the window: the warning comes from the model alone.
+  assert.equal(statusLevel(status, 0.9), 'ok');
+  assert.equal(statusLevel(failed, 0.9), 'warning');
+  assert.equal(statusBarText(failed), '$(warning) 1,234 / 8,192 tokens');
+  assert.equal(statusBarText(failed, 56), '$(warning) Sel 56 · 1,234 / 8,192');
+  assert.equal(statusBarText(status), '1,234 / 8,192 tokens');
+  // Over the window the error colour wins; the icon still says the model is not the chosen one.
+  assert.equal(statusLevel({ ...failed, tokens: 9000 }, 0.9), 'error');
+  assert.equal(statusBarText({ ...failed, tokens: 9000, budget: 2000 }), '$(warning) 9,000 / 2,000 tokens (budget)');
+  const t = tooltipText({ status: failed, warnAt: 0.9 });
+  // The model in use, then which one failed and why.
+  assert.match(t, /Model: mistral-7b-v0\.1\nWarning: o200k_base could not be loaded, so mistral-7b-v0\.1 counts instead:\ntiktoken could not load o200k_base: it is not in tiktoken's cache \/tmp\/c\n/);
+  assert.match(t, /Click to choose the model again \(once it can load\) or another/);
+  assert.doesNotMatch(tooltipText({ status, warnAt: 0.9 }), /Warning|again/);
 });
 
 test('token details and copied ids', () => {
