@@ -24,28 +24,44 @@ from tokenline.server.settings import Settings
 ALL_LINES = 1 << 62
 
 
+class Edit(NamedTuple):
+    """One edit of a document's text: text[start:end] (code points of the text before it)
+    replaced by `text`."""
+
+    start: int
+    end: int
+    text: str
+
+
 @dataclass(frozen=True)
 class Change:
-    """What a change of a document left alone.
+    """What a change of a document left alone, and the edits it made.
 
     head/tail: lines at the start/end of the text that no edit touched. A new model (a new
-    tokenization of the same text) touches everything.
+    tokenization of the same text) touches everything. edits: the change's edits in order, so
+    that other tokenizations of the text can follow it edit by edit; None when the text was
+    replaced in a way not told edit by edit (a whole-text change, a rebuild).
     """
 
     head: int = ALL_LINES
     tail: int = ALL_LINES
     new_model: bool = False
+    edits: tuple[Edit, ...] | None = ()
 
     def then(self, later: Change) -> Change:
-        """This change followed by `later`: what both left alone."""
+        """This change followed by `later`: what both left alone, and both's edits."""
+        edits = None
+        if self.edits is not None and later.edits is not None:
+            edits = self.edits + later.edits
         return Change(
             min(self.head, later.head),
             min(self.tail, later.tail),
             self.new_model or later.new_model,
+            edits,
         )
 
 
-EVERYTHING = Change(0, 0)
+EVERYTHING = Change(0, 0, edits=None)
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,10 @@ class Host(Protocol):
 
     def notify(self, method: str, params: object) -> None:
         """Sends a notification to the client."""
+
+    def mark(self, uri: str) -> None:
+        """Publishes the document again (every feature's `publish`) before the server next
+        waits: what a feature shows of it changed without a change of its text."""
 
     def request(self, method: str, params: object) -> Awaitable[Any]:
         """Sends a request to the client now; awaiting the result gives its answer."""

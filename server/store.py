@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from tokenline.core import UTF16, Document, Model
-from tokenline.server.feature import EVERYTHING, Change, DocState
+from tokenline.server.feature import EVERYTHING, Change, DocState, Edit
 from tokenline.server.settings import Settings
 from tokenline.server.text import clean
 
@@ -190,7 +190,7 @@ def apply_range(st: DocState, rng: types.Range, text: str, unit: int) -> Change:
     line_b = min(max(el, 0), n_lines - 1)
     if not _edit(st, a, b, text):
         return EVERYTHING
-    return Change(line_a, n_lines - 1 - line_b)
+    return Change(line_a, n_lines - 1 - line_b, edits=(Edit(a, b, text),))
 
 
 def _offset(st: DocState, line: int, col: int, unit: int, n_lines: int, which: str) -> int:
@@ -287,7 +287,7 @@ def _edit_units(st: DocState, sl: int, sc: int, el: int, ec: int, text: str) -> 
     )
     if not _edit(st, a, b, new_text):
         return EVERYTHING
-    return Change(sl, n_lines - 1 - el)
+    return Change(sl, n_lines - 1 - el, edits=(Edit(a, b, new_text),))
 
 
 def _utf16(text: str) -> bytes:
