@@ -34,6 +34,7 @@ from tokenline.server.feature import Feature, Handler, Host, ModelProblem
 from tokenline.server.positions import param
 from tokenline.server.settings import Settings
 from tokenline.server.uris import folder_of, uri_path
+from tokenline.server.windows import known_window
 
 log = logging.getLogger("tokenline.server")
 
@@ -163,6 +164,23 @@ class ModelsFeature(Feature):
         model that still fails is reported again."""
         self._errors_shown.clear()
         self.cache.retry_failed()
+
+    def load(self, spec: str, uri: str | None) -> Model:
+        """The model `spec` names for the document at uri (relative paths against its workspace
+        folder), loaded once and shared with every document; ModelError when it cannot be."""
+        return self.cache.get(spec, self._base_dir(uri))
+
+    def known_window(self, spec: str, uri: str | None) -> int | None:
+        """The context window known for the model `spec` names (server/windows.py), or None."""
+        try:
+            source = resolve_model(spec, self._base_dir(uri))
+        except ModelError:
+            return None
+        return known_window(spec, None if source.kind == "tiktoken" else source.path)
+
+    def _base_dir(self, uri: str | None) -> str | None:
+        folder = folder_of(self.host.folders(), uri)
+        return uri_path(folder) if folder else None
 
     def for_document(
         self, uri: str | None, settings: Settings, current: Model | None

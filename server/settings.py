@@ -31,10 +31,16 @@ class Settings:
     context_window: int = DEFAULT_CONTEXT_WINDOW
     warn_at: float = DEFAULT_WARN_AT
     section_counts: bool = True
+    # Models each document is also counted with (specs as `model` takes), in the user's order.
+    compare_models: tuple[str, ...] = ()
+    # The user's context windows by model spec or name (`tokenline.contextWindows`).
+    context_windows: tuple[tuple[str, int], ...] = ()
     # From the project configuration only (tokenline.config): the document's token budget and
     # the glob that gave it. A budget replaces the context window as the diagnostics' limit.
     budget: int | None = None
     budget_pattern: str = ""
+    # The model the budget counts tokens of (a spec), when the budget names one.
+    budget_model: str | None = None
 
     def overlay(self, raw: object) -> tuple[Settings, list[str]]:
         """These settings with the keys present in `raw` (a `tokenline` section) applied.
@@ -82,7 +88,12 @@ class Settings:
                 out = replace(out, section_counts=v)
             else:
                 problems.append(f"tokenline.sectionCounts must be true or false, not {_show(v)}")
-        return out, problems
+        return _overlay_compare(out, section, problems), problems
+
+    def window_of(self, spec: str, name: str) -> int | None:
+        """The user's context window for a model, by the spec it was named with or its name."""
+        windows = dict(self.context_windows)
+        return windows.get(spec, windows.get(name))
 
     @property
     def limit(self) -> int:
@@ -92,6 +103,45 @@ class Settings:
     def warn_threshold(self) -> int:
         """The smallest token count that gets the Warning (at or above warnAt x limit)."""
         return max(0, math.ceil(self.warn_at * self.limit - THRESHOLD_EPSILON))
+
+
+def _overlay_compare(out: Settings, section: Mapping[str, Any], problems: list[str]) -> Settings:
+    """`out` with `compareModels` and `contextWindows` from the section, each whole or not at
+    all (a problem appended for a bad one)."""
+    models = section.get("compareModels")
+    if models is not None:
+        if isinstance(models, list) and all(isinstance(m, str) and m.strip() for m in models):
+            # Each model once, in the order first named.
+            out = replace(out, compare_models=tuple(dict.fromkeys(m.strip() for m in models)))
+        else:
+            problems.append(
+                "tokenline.compareModels must be a list of model names or paths, not "
+                f"{_show(models)}"
+            )
+    windows = section.get("contextWindows")
+    if windows is not None:
+        parsed = parse_context_windows(windows)
+        if parsed is None:
+            problems.append(
+                "tokenline.contextWindows must map model names to positive whole numbers of "
+                f"tokens, not {_show(windows)}"
+            )
+        else:
+            out = replace(out, context_windows=parsed)
+    return out
+
+
+def parse_context_windows(v: object) -> tuple[tuple[str, int], ...] | None:
+    """{"o200k_base": 128000, ...} as pairs; None when a key or a window is not one."""
+    if not isinstance(v, Mapping):
+        return None
+    out: list[tuple[str, int]] = []
+    for key, window in v.items():
+        tokens = parse_context_window(window)
+        if not isinstance(key, str) or not key.strip() or tokens is None:
+            return None
+        out.append((key.strip(), tokens))
+    return tuple(out)
 
 
 def unwrap_section(raw: object) -> Mapping[str, Any] | None:
