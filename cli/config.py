@@ -13,6 +13,7 @@ a `pyproject.toml` without that table is passed over). Keys:
     exclude = ["vendor/", "*.lock"] # gitignore-style: files never counted nor checked
     [tool.tokenline.budgets]        # gitignore-style globs relative to this file -> tokens
     "prompts/system/*.md" = 2000
+    "prompts/gpt/*.md" = { tokens = 4000, model = "o200k_base" }  # tokens of that model
 
 A bad value is a ConfigError naming the file, the key and the value. Nothing here tokenizes:
 the core stays free of configuration, and the CLI and the server both read it from here.
@@ -40,6 +41,8 @@ else:  # pragma: no cover - Python 3.10
 # In the order they are looked for in one directory.
 CONFIG_NAMES = (".tokenline.toml", "tokenline.toml", "pyproject.toml")
 KEYS = ("model", "context-window", "warn-at", "budgets", "exclude")
+# The keys of a budget written as a table.
+BUDGET_KEYS = ("tokens", "model")
 WILDCARDS = frozenset("*?[")
 
 
@@ -56,12 +59,14 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Budget:
-    """One `budgets` entry: files matching `pattern` (relative to the config) get `limit` tokens."""
+    """One `budgets` entry: files matching `pattern` (relative to the config) get `limit` tokens,
+    of `model` when the entry names one (else of the model the file is counted with)."""
 
     pattern: str
     limit: int
     order: int
     spec: pathspec.GitIgnoreSpec = field(compare=False, repr=False)
+    model: str | None = None
 
     def matches(self, relative: str) -> bool:
         return bool(self.spec.match_file(relative))
@@ -123,11 +128,13 @@ class ProjectConfig:
     def model_setting(self) -> str | None:
         """`model` as a setting to resolve: an existing path relative to this file made absolute
         (the editor's working folder may be elsewhere); a bundled name or repo id unchanged."""
-        if self.model is None:
-            return None
-        expanded = Path(os.path.expandvars(os.path.expanduser(self.model)))
+        return None if self.model is None else self.setting(self.model)
+
+    def setting(self, model: str) -> str:
+        """A model this file names, as a setting to resolve (see `model_setting`)."""
+        expanded = Path(os.path.expandvars(os.path.expanduser(model)))
         candidate = expanded if expanded.is_absolute() else self.root / expanded
-        return str(candidate) if candidate.exists() else self.model
+        return str(candidate) if candidate.exists() else model
 
 
 def show_value(value: object) -> str:
@@ -197,6 +204,44 @@ def _unknown_key(key: str, where: str, path: Path) -> str:
     return f'{prefix}unknown key "{key}"{hint}; the keys are: {", ".join(KEYS)}'
 
 
+def _budget_value(
+    value: object, table: str, pattern: str, problems: list[str]
+) -> tuple[int, str | None] | None:
+    """(tokens, model) of one budget: `2000`, or `{ tokens = 2000, model = "o200k_base" }`;
+    None after appending its problems."""
+    entry = f"{table} {show_value(pattern)}"
+    if isinstance(value, Mapping):
+        found = len(problems)
+        for key in value:
+            if key not in BUDGET_KEYS:
+                close = difflib.get_close_matches(str(key), BUDGET_KEYS, n=1)
+                hint = f' (did you mean "{close[0]}"?)' if close else ""
+                problems.append(
+                    f'{entry} has an unknown key "{key}"{hint}; a budget table has '
+                    f"{' and '.join(BUDGET_KEYS)}"
+                )
+        tokens, model = value.get("tokens"), value.get("model")
+        if not _positive_int(tokens):
+            problems.append(
+                f'{entry} "tokens" must be a positive whole number of tokens, '
+                f"not {show_value(tokens)}"
+            )
+        if model is not None and not (isinstance(model, str) and model.strip()):
+            problems.append(f'{entry} "model" must be a non-empty string, not {show_value(model)}')
+        if len(problems) > found:
+            return None
+        assert isinstance(tokens, int)
+        return tokens, model.strip() if isinstance(model, str) else None
+    if not _positive_int(value):
+        problems.append(
+            f"{entry} must be a positive whole number of tokens or a table "
+            f'{{ tokens = N, model = "..." }}, not {show_value(value)}'
+        )
+        return None
+    assert isinstance(value, int)
+    return value, None
+
+
 def _budgets(value: object, where: str, problems: list[str]) -> tuple[Budget, ...]:
     """The `budgets` table as Budget entries; each bad entry adds a problem."""
     table = f"[{where[1:-1]}.budgets]" if where else "[budgets]"
@@ -204,13 +249,11 @@ def _budgets(value: object, where: str, problems: list[str]) -> tuple[Budget, ..
         problems.append(f"{table} must be a table of glob = tokens, not {show_value(value)}")
         return ()
     out: list[Budget] = []
-    for order, (pattern, limit) in enumerate(value.items()):
-        if not _positive_int(limit):
-            problems.append(
-                f"{table} {show_value(pattern)} must be a positive whole number of tokens, "
-                f"not {show_value(limit)}"
-            )
+    for order, (pattern, raw) in enumerate(value.items()):
+        limit_model = _budget_value(raw, table, pattern, problems)
+        if limit_model is None:
             continue
+        limit, model = limit_model
         text = pattern.strip()
         if not text or text.startswith(("!", "#")):
             problems.append(
@@ -223,7 +266,7 @@ def _budgets(value: object, where: str, problems: list[str]) -> tuple[Budget, ..
         except Exception as exc:
             problems.append(f"{table} {show_value(pattern)} is not a valid glob pattern: {exc}")
             continue
-        out.append(Budget(text, int(limit), order, spec))
+        out.append(Budget(text, limit, order, spec, model))
     return tuple(out)
 
 

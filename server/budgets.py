@@ -4,7 +4,8 @@ tokenline.toml (read by tokenline.config, as `tokenline check` and pre-commit re
 For a document under a configured project, the project's `model`, `context-window` and `warn-at`
 are the lowest layer of its settings: the user's settings (initializationOptions, workspace
 configuration) are laid over them and win. A `budgets` pattern matching the document's path gives
-it a budget, which its diagnostics and status use instead of the context window. A broken
+it a budget, which its diagnostics and status use instead of the context window (in tokens of the
+budget's own model when it names one). A broken
 configuration file is not applied (the user's settings and the defaults stay) and is reported
 once in a `window/showMessage` Warning until it changes.
 """
@@ -112,8 +113,9 @@ class ProjectFeature(Feature):
             problems += found
         path = uri_path(uri) if uri else None
         budget = None if config is None or path is None else config.budget_for(Path(path))
-        if budget is not None:
-            s = replace(s, budget=budget.limit, budget_pattern=budget.pattern)
+        if budget is not None and config is not None:
+            model = None if budget.model is None else config.setting(budget.model)
+            s = replace(s, budget=budget.limit, budget_pattern=budget.pattern, budget_model=model)
         return s, problems
 
 
