@@ -3,7 +3,8 @@
 Each feature (server/feature.py) owns its state and its LSP handlers and asks the server only
 what `feature.Host` offers; the server holds the features, passes document events and idle-time
 publishing to all of them (each on its own: server/dispatch.py), and makes each document's
-settings and model from the configuration, project and models features. The text of each open
+settings and model from the configuration, project and models features (and hands the compare
+feature's counts under other models to the status and the diagnostics). The text of each open
 document lives in the DocumentStore (tokenline.core Documents); pygls's workspace keeps only the
 workspace folders.
 """
@@ -26,6 +27,7 @@ from pygls.protocol.language_server import lsp_method
 from tokenline import __version__
 from tokenline.core import COMPILED, UTF16, load_model
 from tokenline.server.budgets import ProjectFeature
+from tokenline.server.compare import CompareFeature
 from tokenline.server.configuration import ConfigurationFeature
 from tokenline.server.counts import CountsFeature
 from tokenline.server.diagnostics import DiagnosticsFeature
@@ -96,16 +98,21 @@ class TokenlineServer(LanguageServer):
         self.configuration = ConfigurationFeature(self)
         self.project = ProjectFeature(self)
         self.models = ModelsFeature(self)
+        # Each document under other models (its models from the models feature), which the
+        # status and the diagnostics count with.
+        self.compare = CompareFeature(self, self.models)
         # Every feature, in the order its hooks run (the user's configuration is pulled before
-        # the project's files are watched; status before diagnostics).
+        # the project's files are watched; the other models follow a change before the status
+        # is published; status before diagnostics).
         self.features = Features(
             [
                 *(make(self) for make in extra),
                 self.configuration,
                 self.project,
                 self.models,
-                StatusFeature(self),
-                DiagnosticsFeature(self),
+                self.compare,
+                StatusFeature(self, self.compare),
+                DiagnosticsFeature(self, self.compare),
                 SemanticTokensFeature(self),
                 HoverFeature(self),
                 SectionsFeature(self),

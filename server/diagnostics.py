@@ -1,13 +1,16 @@
 """The limit diagnostics: an Error over what does not fit, a Warning when close. The limit is the
-document's budget from the project configuration when it has one, else the context window."""
+document's budget from the project configuration when it has one, else the context window. A
+budget that names a model holds that model's count of the text (kept by the compare unit, handed
+here by the server as `OtherModels`); while that model cannot be loaded, the window applies."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lsprotocol import types
 
 from tokenline.core import Document
+from tokenline.server.counted import NO_OTHER_MODELS, OtherModels
 from tokenline.server.feature import DocState, Feature, Host
 from tokenline.server.settings import Settings
 from tokenline.server.text import fmt
@@ -40,10 +43,13 @@ class Limit:
     near: str  # "the budget for prompts/*.md"
     over_code: str
     near_code: str
+    # "tokens", or "o200k_base tokens" for a budget of another model's tokens.
+    tokens_of: str = "tokens"
 
 
-def limit_of(settings: Settings) -> Limit:
-    """The document's budget when the project configuration gives one, else its context window."""
+def limit_of(settings: Settings, model: str = "") -> Limit:
+    """The document's budget when the project configuration gives one, else its context window.
+    model: the name of the model a budget counts, when it names one."""
     if settings.budget is not None:
         pattern = settings.budget_pattern
         return Limit(
@@ -52,6 +58,7 @@ def limit_of(settings: Settings) -> Limit:
             f"the budget for {pattern}",
             CODE_OVER_BUDGET,
             CODE_NEAR_BUDGET,
+            f"{model} tokens" if model else "tokens",
         )
     window = settings.context_window
     return Limit(
@@ -59,10 +66,26 @@ def limit_of(settings: Settings) -> Limit:
     )
 
 
-def compute(doc: Document, settings: Settings, unit: int) -> list[types.Diagnostic]:
-    """The document's diagnostic against its limit: none, a Warning, or an Error."""
+def measured(st: DocState, others: OtherModels) -> tuple[Document, Settings, str]:
+    """The tokens the document is held to its limit by, its settings, and the name of the model
+    its budget counts ("" for its own): its own tokens, unless the budget names a model; while
+    that model cannot be loaded, the document is held to its context window."""
+    s = st.settings
+    if s.budget is None or s.budget_model is None:
+        return st.doc, s, ""
+    doc = others.budget_document(st)
+    if doc is None:
+        return st.doc, replace(s, budget=None, budget_model=None), ""
+    return doc, s, doc.model.name
+
+
+def compute(
+    doc: Document, settings: Settings, unit: int, model: str = ""
+) -> list[types.Diagnostic]:
+    """The document's diagnostic against its limit: none, a Warning, or an Error (model: the
+    model a budget names, whose tokens `doc` holds)."""
     total = len(doc)
-    limit = limit_of(settings)
+    limit = limit_of(settings, model)
     if total > limit.tokens:
         return [_over(doc, limit, unit)]
     if total >= settings.warn_threshold():
@@ -81,7 +104,10 @@ def _over(doc: Document, limit: Limit, unit: int) -> types.Diagnostic:
     sl, sc = doc.position(first_beyond(doc, limit.tokens), unit)
     return types.Diagnostic(
         range=_to_end(doc, types.Position(line=int(sl), character=int(sc)), unit),
-        message=f"Beyond the {limit.name}: {fmt(total)} tokens, {fmt(total - limit.tokens)} over",
+        message=(
+            f"Beyond the {limit.name}: {fmt(total)} {limit.tokens_of}, "
+            f"{fmt(total - limit.tokens)} over"
+        ),
         severity=types.DiagnosticSeverity.Error,
         source=SOURCE,
         code=limit.over_code,
@@ -96,7 +122,10 @@ def _near(doc: Document, limit: Limit, unit: int) -> types.Diagnostic:
         percent = min(percent, MOST_PERCENT_UNDER)
     return types.Diagnostic(
         range=_to_end(doc, types.Position(line=last_line, character=0), unit),
-        message=f"{fmt(total)} of {fmt(limit.tokens)} tokens ({percent}%): close to {limit.near}",
+        message=(
+            f"{fmt(total)} of {fmt(limit.tokens)} {limit.tokens_of} ({percent}%): "
+            f"close to {limit.near}"
+        ),
         severity=types.DiagnosticSeverity.Warning,
         source=SOURCE,
         code=limit.near_code,
@@ -121,15 +150,17 @@ def key(diags: list[types.Diagnostic]) -> tuple[object, ...]:
 class DiagnosticsFeature(Feature):
     """Publishes each document's diagnostics when they differ from what it last published."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, others: OtherModels = NO_OTHER_MODELS) -> None:
         super().__init__(host)
+        self.others = others
         self._published: dict[str, tuple[object, ...]] = {}
 
     def document_opened(self, st: DocState) -> None:
         self._published.pop(st.uri, None)
 
     def publish(self, st: DocState) -> None:
-        diags = compute(st.doc, st.settings, self.host.unit)
+        doc, settings, model = measured(st, self.others)
+        diags = compute(doc, settings, self.host.unit, model)
         published = key(diags)
         if self._published.get(st.uri) == published:
             return
