@@ -65,6 +65,34 @@ warn-at = 0.75
     assert config.root == tmp_path
 
 
+def test_a_budget_may_name_the_model_its_tokens_are_of(tmp_path: Path) -> None:
+    write(tmp_path / "models" / "tokenizer.json", "{}")
+    path = write(
+        tmp_path / "tokenline.toml",
+        """[budgets]
+"prompts/*.md" = 2000
+"prompts/gpt/*.md" = { tokens = 4000, model = "o200k_base" }
+"prompts/local/*.md" = { tokens = 300, model = "models/tokenizer.json" }
+"prompts/same/*.md" = { tokens = 100 }
+""",
+    )
+    config = read_config(path)
+    assert config is not None
+    assert [(b.pattern, b.limit, b.model) for b in config.budgets] == [
+        ("prompts/*.md", 2000, None),
+        ("prompts/gpt/*.md", 4000, "o200k_base"),
+        ("prompts/local/*.md", 300, "models/tokenizer.json"),
+        ("prompts/same/*.md", 100, None),
+    ]
+    gpt = config.budget_for(tmp_path / "prompts" / "gpt" / "a.md")
+    assert gpt is not None and gpt.model == "o200k_base"
+    # A path is taken against the configuration's folder; a name stays a name.
+    local = config.budget_for(tmp_path / "prompts" / "local" / "a.md")
+    assert local is not None and local.model is not None
+    assert config.setting(local.model) == str(tmp_path / "models" / "tokenizer.json")
+    assert config.setting("o200k_base") == "o200k_base"
+
+
 BUDGETS = """
 [budgets]
 "*.md" = 1
@@ -144,6 +172,21 @@ def test_equally_specific_patterns_the_later_one_wins(tmp_path: Path) -> None:
         ("tokenline.toml", '[budgets]\n"a.md" = 0\n', ['[budgets] "a.md"', "not 0"]),
         ("tokenline.toml", '[budgets]\n"!a.md" = 10\n', ['"!a.md" is not a glob pattern']),
         ("tokenline.toml", 'budgets = ["a.md"]\n', ["[budgets] must be a table", "an array"]),
+        (
+            "tokenline.toml",
+            '[budgets]\n"a.md" = { tokens = 10, modle = "o200k_base" }\n',
+            ['[budgets] "a.md" has an unknown key "modle"', 'did you mean "model"'],
+        ),
+        (
+            "tokenline.toml",
+            '[budgets]\n"a.md" = { model = "o200k_base" }\n',
+            ['[budgets] "a.md" "tokens" must be a positive whole number', "not None"],
+        ),
+        (
+            "pyproject.toml",
+            '[tool.tokenline.budgets]\n"a.md" = { tokens = 5, model = "" }\n',
+            ['[tool.tokenline.budgets] "a.md" "model" must be a non-empty string', 'not ""'],
+        ),
         ("tokenline.toml", "[tool.tokenline]\nmodel = 'x'\n", ['unknown key "tool"']),
         (
             "tokenline.toml",

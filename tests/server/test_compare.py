@@ -212,3 +212,49 @@ def _plain_range(r: Any) -> dict[str, Any]:
         "start": {"line": r.start.line, "character": r.start.character},
         "end": {"line": r.end.line, "character": r.end.character},
     }
+
+
+BUDGETS = """[budgets]
+"prompts/*.md" = { tokens = 40, model = "o200k_base" }
+"notes/*.md" = { tokens = 10, model = "missing.model" }
+"""
+CHINESE = "我们今天讨论的是如何用简短的句子回答每一个问题。\n"
+
+
+def test_a_budget_that_names_a_model_holds_its_tokens(
+    tmp_path: Path, tiktoken_cache: Path, o200k_encoding: Any
+) -> None:
+    (tmp_path / "tokenline.toml").write_text(BUDGETS, encoding="utf-8")
+    s = Session(folders=[tmp_path.as_uri()], env={"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)})
+    try:
+        uri = (tmp_path / "prompts" / "a.md").as_uri()
+        text = CHINESE * 2
+        o200k = len(o200k_encoding.encode_ordinary(text))
+        # Over the budget in the document's own tokens, within it in o200k_base's.
+        assert sp_count(MISTRAL, text) > 40 > o200k / 0.9
+        s.open(uri, text)
+        st = s.status(uri)
+        assert (st["budget"], st["budgetModel"], st["budgetTokens"]) == (40, "o200k_base", o200k)
+        assert st["compare"] == [] and s.diagnostics(uri) == []
+        text = CHINESE * 3
+        o200k = len(o200k_encoding.encode_ordinary(text))
+        v = s.change(uri, [(rng((2, 0), (2, 0)), CHINESE)])
+        [d] = s.diagnostics(uri, v)
+        assert d.code == "budget"
+        assert d.message == (
+            f"Beyond the 40-token budget for prompts/*.md: {o200k} o200k_base tokens, "
+            f"{o200k - 40} over"
+        )
+        # From o200k_base's token 40: where the first 40 tokens' bytes end.
+        ids = o200k_encoding.encode_ordinary(text)
+        start = len(o200k_encoding.decode_bytes(ids[:40]).decode("utf-8", "ignore"))
+        assert (d.range.start.line, d.range.start.character) == position(text, start)
+        # A budget whose model cannot be loaded: said in the status; the window holds instead.
+        note = (tmp_path / "notes" / "n.md").as_uri()
+        s.open(note, text)
+        st = s.status(note)
+        assert (st["budget"], st["budgetTokens"]) == (10, None)
+        assert "missing.model" in st["budgetError"] or "no such file" in st["budgetError"]
+        assert s.diagnostics(note) == []
+    finally:
+        s.close()
