@@ -20,10 +20,17 @@ from typing import TextIO
 from tokenline import __version__
 from tokenline.config import Budget, ConfigError
 from tokenline.core import BUNDLED_DEFAULT, COMPILED, Document, Model, ModelError
-from tokenline.measure import DEFAULT_CONTEXT_WINDOW, Measurement, Measurer, Overrides
+from tokenline.measure import DEFAULT_CONTEXT_WINDOW, Measurement, Measurer, Overrides, count
 from tokenline.models import add_parser as add_models_parser
 from tokenline.models import cmd_models
-from tokenline.report import check_line, check_summary, count_line, json_report
+from tokenline.report import (
+    check_line,
+    check_summary,
+    count_header,
+    count_line,
+    json_report,
+    total_line,
+)
 from tokenline.walk import FileWalker, InputError, read_text
 
 EXIT_OVER = 1
@@ -73,8 +80,19 @@ def positive_int(text: str) -> int:
     return int(cleaned)
 
 
-def _add_measure_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", help=MODEL_HELP + "; overrides the project configuration")
+def _add_measure_options(p: argparse.ArgumentParser, several: bool) -> None:
+    """The options of `count` (several: `--model` may be given more than once) and `check`."""
+    more = (
+        ". Given more than once, each file is counted under each model, one column per model "
+        "(the first one is held to the budget)"
+        if several
+        else ""
+    )
+    p.add_argument(
+        "--model",
+        action="append",
+        help=MODEL_HELP + "; overrides the project configuration" + more,
+    )
     p.add_argument(
         "--context-window",
         type=positive_int,
@@ -113,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_count.add_argument(
         "paths", nargs="+", metavar="PATH", help="files and directories ('-' is stdin)"
     )
-    _add_measure_options(p_count)
+    _add_measure_options(p_count, several=True)
 
     p_check = sub.add_parser(
         "check", help="fail (exit 1) when a file is over its token budget or context window"
@@ -125,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="files and directories (default: the current directory)",
     )
-    _add_measure_options(p_check)
+    _add_measure_options(p_check, several=False)
 
     p_show = sub.add_parser("show", help="print a file with its token boundaries coloured")
     p_show.add_argument("file", metavar="FILE", help="the file to show ('-' is stdin)")
@@ -169,11 +187,17 @@ class Run:
     fatal: int | None = None
 
 
+def overrides(args: argparse.Namespace) -> Overrides:
+    """What the command line of `count` or `check` sets (`count` may name several models)."""
+    first, *more = args.model or [None]
+    return Overrides(first, args.context_window, args.config, tuple(more))
+
+
 def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Measurement]:
     """Measures every file of args.paths, reporting problems on `err` and recording them in
     `run`; stops at the first bad configuration or model (the whole run would be wrong)."""
     try:
-        measurer = Measurer(Overrides(args.model, args.context_window, args.config))
+        measurer = Measurer(overrides(args))
         for found in FileWalker().files(args.paths):
             config = measurer.config_for(found.path)
             if config is not None and found.path != "-" and config.excludes(Path(found.path)):
@@ -202,19 +226,25 @@ def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Me
 
 def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     run = Run()
+    several = args.model is not None and len(args.model) > 1
     for m in measurements(args, run, err):
         if not args.json:
+            if several and len(run.measured) == 1:
+                out.write(count_header(m) + "\n")
             out.write(count_line(m) + "\n")
     if run.fatal is not None:
         return run.fatal
     if args.json:
         out.write(json_report(run.measured))
     elif len(run.measured) > 1:
-        out.write(f"{sum(m.tokens for m in run.measured):>10,}  total\n")
+        out.write(total_line(run.measured) + "\n")
     return EXIT_INPUT if run.unreadable else 0
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.model is not None and len(args.model) > 1:
+        err.write("tokenline: check holds each file to one model (count compares several)\n")
+        return EXIT_USAGE
     missing = [p for p in args.paths if p != "-" and not os.path.exists(p)]
     for p in missing:
         err.write(f"tokenline: {p}: no such file or directory\n")
@@ -267,9 +297,20 @@ def render(doc: Document, color: bool) -> str:
     return "".join(parts)
 
 
-def show_setup(args: argparse.Namespace, err: TextIO) -> tuple[Model, int, Budget | None] | int:
-    """The model, context window and budget `show` uses (command line, then the project
-    configuration), or the exit code after saying what is wrong."""
+@dataclass(frozen=True)
+class ShowSetup:
+    """What `show` counts with: the model, the context window, the file's budget, and the model
+    that budget names (None when it names none)."""
+
+    model: Model
+    window: int
+    budget: Budget | None
+    budget_model: Model | None
+
+
+def show_setup(args: argparse.Namespace, err: TextIO) -> ShowSetup | int:
+    """What `show` uses (command line, then the project configuration), or the exit code after
+    saying what is wrong."""
     if args.context_window is not None and args.context_window <= 0:
         err.write("tokenline: --context-window must be a positive number of tokens\n")
         return EXIT_USAGE
@@ -277,21 +318,24 @@ def show_setup(args: argparse.Namespace, err: TextIO) -> tuple[Model, int, Budge
         measurer = Measurer(Overrides(args.model, args.context_window))
         config = measurer.config_for(args.file)
         model = measurer.model_for(config)
+        window, budget = measurer.limits(args.file, config)
+        held = None
+        if budget is not None and budget.model is not None and config is not None:
+            held = measurer.budget_model(budget, config)
     except ConfigError as exc:
         report_config_error(exc, err)
         return EXIT_CONFIG
     except ModelError as exc:
         err.write(f"tokenline: {exc}\n")
         return EXIT_MODEL
-    window, budget = measurer.limits(args.file, config)
-    return model, window, budget
+    return ShowSetup(model, window, budget, held)
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     setup = show_setup(args, err)
     if isinstance(setup, int):
         return setup
-    model, window, budget = setup
+    model, window, budget = setup.model, setup.window, setup.budget
     try:
         text = read_text(args.file)
     except InputError as exc:
@@ -307,9 +351,13 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write("\n")
     n = len(doc)
     limit = f"{window:,}-token context window"
+    held = n
     if budget is not None:
         window, limit = budget.limit, f"{budget.limit:,}-token budget ({budget.pattern})"
-    summary = f"{n:,} tokens · {model.name} · {100.0 * n / window:.1f}% of the {limit}"
+        if setup.budget_model is not None:
+            held = count(setup.budget_model, text)
+            limit += f": {held:,} {setup.budget_model.name} tokens"
+    summary = f"{n:,} tokens · {model.name} · {100.0 * held / window:.1f}% of the {limit}"
     out.write(f"{DIM}{summary}{RESET}\n" if color else summary + "\n")
     return 0
 

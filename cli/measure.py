@@ -28,6 +28,8 @@ class Overrides:
     model: str | None = None
     context_window: int | None = None
     config: Path | None = None
+    # More models each file is counted with (`count --model A --model B`), after `model`.
+    more_models: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -42,15 +44,30 @@ class Measurement:
     budget: int | None
     pattern: str | None
     config: str | None
+    # (model, tokens) of every model the file was counted with; the first is `model`, `tokens`.
+    models: tuple[tuple[str, int], ...] = ()
+    # The model a budget that names one counts, and its count of the file.
+    budget_model: str | None = None
+    budget_tokens: int | None = None
 
     @property
     def limit(self) -> int:
         return self.budget if self.budget is not None else self.context_window
 
     @property
+    def counts(self) -> tuple[tuple[str, int], ...]:
+        """(model, tokens) under every model the file was counted with."""
+        return self.models or ((self.model, self.tokens),)
+
+    @property
+    def held(self) -> int:
+        """The count held to the limit: the budget's model's when it names one."""
+        return self.budget_tokens if self.budget_tokens is not None else self.tokens
+
+    @property
     def over(self) -> int:
         """Tokens beyond the limit; 0 within it."""
-        return max(0, self.tokens - self.limit)
+        return max(0, self.held - self.limit)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -63,6 +80,9 @@ class Measurement:
             "pattern": self.pattern,
             "config": self.config,
             "context_window": self.context_window,
+            "budget_model": self.budget_model,
+            "budget_tokens": self.budget_tokens,
+            "models": [{"model": name, "tokens": n} for name, n in self.counts],
         }
 
 
@@ -121,21 +141,57 @@ class Measurer:
         budget = None if config is None or path == "-" else config.budget_for(Path(path))
         return window or DEFAULT_CONTEXT_WINDOW, budget
 
+    def budget_model(self, budget: Budget, config: ProjectConfig) -> Model:
+        """The model a budget names (relative to its configuration; its errors name the file)."""
+        assert budget.model is not None
+        try:
+            return self.model(config.setting(budget.model), config.root)
+        except ModelError as exc:
+            where = f" ({exc.path})" if exc.path != budget.model else ""
+            problem = (
+                f"{config.table}budgets {show_value(budget.pattern)} model = "
+                f"{show_value(budget.model)}: {exc.reason}{where}"
+            )
+            raise ConfigError(config.path, [problem]) from None
+
     def measure(self, path: str, config: ProjectConfig | None) -> Measurement:
-        """The count of the file at `path`, held to the limits of `config` (its configuration)."""
-        model = self.model_for(config)
+        """The count of the file at `path` under its model (and under each of the command line's
+        more models), held to the limits of `config` (its configuration)."""
+        models = [self.model_for(config), *(self.model(m) for m in self.overrides.more_models)]
         window, budget = self.limits(path, config)
+        held = None
+        if budget is not None and budget.model is not None and config is not None:
+            held = self.budget_model(budget, config)
         text = read_text(path)
+        counts = [(m.name, count(m, text)) for m in models]
         return Measurement(
             path=path,
-            tokens=len(model.encode(text)) if text else 0,
+            tokens=counts[0][1],
             characters=len(text),
-            model=model.name,
+            model=models[0].name,
             context_window=window,
             budget=None if budget is None else budget.limit,
             pattern=None if budget is None else budget.pattern,
             config=None if config is None else str(config.path),
+            models=tuple(counts),
+            budget_model=None if held is None else held.name,
+            budget_tokens=None if held is None else _count_again(held, models, counts, text),
         )
+
+
+def count(model: Model, text: str) -> int:
+    """The text's tokens under `model` (its reference library's one-shot encoding)."""
+    return len(model.encode(text)) if text else 0
+
+
+def _count_again(
+    model: Model, models: list[Model], counts: list[tuple[str, int]], text: str
+) -> int:
+    """The text's tokens under `model`, taken from `counts` when it is one of `models`."""
+    for m, (_, n) in zip(models, counts, strict=True):
+        if m is model:
+            return n
+    return count(model, text)
 
 
 # The tokenizer files a folder may hold, as the resolver looks for them.

@@ -17,13 +17,43 @@ def plural(n: int, word: str) -> str:
     return f"{fmt(n)} {word}{'' if n == 1 else 's'}"
 
 
+# The narrowest column of counts (a count of up to a billion tokens, grouped).
+COLUMN = 10
+
+
+def widths(names: Sequence[str]) -> list[int]:
+    """The width of each model's column: its name, or a count, whichever is wider."""
+    return [max(COLUMN, len(name)) for name in names]
+
+
+def count_header(m: Measurement) -> str:
+    """The line above counts under several models: each column's model name."""
+    names = [name for name, _ in m.counts]
+    return "  ".join(f"{name:>{w}}" for name, w in zip(names, widths(names), strict=True))
+
+
+def columns(counts: Sequence[int], names: Sequence[str]) -> str:
+    """`     1,234       1,100`: one right-aligned column per model."""
+    return "  ".join(f"{n:>{w},}" for n, w in zip(counts, widths(names), strict=True))
+
+
 def count_line(m: Measurement) -> str:
-    """`     1,234  prompts/a.md`, with the budget after the path when one applies."""
-    line = f"{m.tokens:>10,}  {m.path}"
+    """`     1,234  prompts/a.md` (one column per model when counted under several), with the
+    budget after the path when one applies."""
+    names = [name for name, _ in m.counts]
+    line = f"{columns([n for _, n in m.counts], names)}  {m.path}"
     if m.budget is not None:
+        of = f" {m.budget_model} tokens" if m.budget_model is not None else ""
         state = f", {fmt(m.over)} over" if m.over else ""
-        line += f"  (budget {fmt(m.budget)}{state})"
+        line += f"  (budget {fmt(m.budget)}{of}{state})"
     return line
+
+
+def total_line(measured: Sequence[Measurement]) -> str:
+    """`     2,468       2,200  total`: each model's column summed."""
+    names = [name for name, _ in measured[0].counts]
+    totals = [sum(m.counts[i][1] for m in measured) for i in range(len(names))]
+    return f"{columns(totals, names)}  total"
 
 
 def limit_phrase(m: Measurement) -> str:
@@ -33,8 +63,12 @@ def limit_phrase(m: Measurement) -> str:
 
 
 def check_line(m: Measurement) -> str:
-    """`path: 2,345 tokens, 345 over the budget of 2,000 (prompts/system/*.md)`."""
-    return f"{m.path}: {plural(m.tokens, 'token')}, {fmt(m.over)} over {limit_phrase(m)}"
+    """`path: 2,345 tokens, 345 over the budget of 2,000 (prompts/system/*.md)`; the tokens are
+    the budget's model's when it names one (`2,345 o200k_base tokens`)."""
+    what = plural(m.held, "token")
+    if m.budget_model is not None:
+        what = f"{fmt(m.held)} {m.budget_model} token{'' if m.held == 1 else 's'}"
+    return f"{m.path}: {what}, {fmt(m.over)} over {limit_phrase(m)}"
 
 
 def check_summary(checked: int, over: int, skipped: int, excluded: int = 0) -> str:
