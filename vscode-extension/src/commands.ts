@@ -1,8 +1,9 @@
 // The commands: choose the model (modelPicker.ts), set the context window (and both from the status
-// bar), show the token at the cursor, copy the selection's token ids, toggle boundaries, restart,
-// show the log.
+// bar), compare models (compareModels.ts), show the token at the cursor, copy the selection's token
+// ids, toggle boundaries, restart, show the log.
 import * as vscode from 'vscode';
 import type { Boundaries } from './boundaries';
+import { compareModels } from './compareModels';
 import { formatCount, idsText, tokenAtText } from './format';
 import { applyModel, chooseModel, settingsTarget } from './modelPicker';
 import { asRange, IDS, IdsParams, IdsResult, Status, TOKEN_AT, TokenAt, TokenAtParams } from './protocol';
@@ -32,6 +33,7 @@ export function registerCommands(
       await setContextWindow('(2/2)');
     }
   });
+  reg('tokenline.compareModels', () => compareModels(server));
   reg('tokenline.showTokenAtCursor', () => showTokenAtCursor(server));
   reg('tokenline.copyTokenIds', () => copyTokenIds(server));
   reg('tokenline.toggleBoundaries', () => boundaries.toggle());

@@ -37,9 +37,21 @@ export function budgetLevel(tokens: number, contextWindow: number, warnAt: numbe
   return 'ok';
 }
 
+type Limits = Pick<Status, 'contextWindow' | 'budget' | 'budgetModel' | 'budgetTokens'>;
+
+/** Whether the project budget is the limit: it is, unless it names a model that cannot be loaded (then the server holds the window). */
+export function budgetApplies(s: Limits): boolean {
+  return s.budget !== undefined && (s.budgetModel === undefined || typeof s.budgetTokens === 'number');
+}
+
 /** What a document's count is held to: its project budget when it has one, else the window. */
-export function limitOf(s: Pick<Status, 'contextWindow' | 'budget'>): number {
-  return s.budget ?? s.contextWindow;
+export function limitOf(s: Limits): number {
+  return budgetApplies(s) && s.budget !== undefined ? s.budget : s.contextWindow;
+}
+
+/** The count held to that limit: the document's, or the budget's model's when the budget names one. */
+export function heldOf(s: Limits & Pick<Status, 'tokens'>): number {
+  return budgetApplies(s) && typeof s.budgetTokens === 'number' ? s.budgetTokens : s.tokens;
 }
 
 /**
@@ -55,14 +67,14 @@ export function statusText(tokens: number, limit: number, selection?: number, is
 /** The status bar's colour: the count's level, and at least a warning while the chosen model
  * cannot be loaded (the count is then another model's). */
 export function statusLevel(s: Status, warnAt: number): Level {
-  const level = budgetLevel(s.tokens, limitOf(s), warnAt);
+  const level = budgetLevel(heldOf(s), limitOf(s), warnAt);
   return level === 'ok' && s.modelError !== undefined ? 'warning' : level;
 }
 
 /** The status bar's text: the counts, after a warning icon while the chosen model cannot be loaded. */
 export function statusBarText(s: Status, selection?: number): string {
   const icon = s.modelError !== undefined ? '$(warning) ' : '';
-  return icon + statusText(s.tokens, limitOf(s), selection, s.budget !== undefined);
+  return icon + statusText(heldOf(s), limitOf(s), selection, budgetApplies(s));
 }
 
 export interface TooltipInput {
@@ -77,6 +89,7 @@ export interface TooltipInput {
 export function tooltipText(t: TooltipInput): string {
   const s = t.status;
   const limit = limitOf(s);
+  const held = heldOf(s);
   const lines = [`Tokenline: ${tokens(s.tokens)}`, `Model: ${s.model || 'default'}`];
   if (s.modelError !== undefined) {
     const wanted = s.requestedModel ?? 'The chosen model';
@@ -84,14 +97,23 @@ export function tooltipText(t: TooltipInput): string {
   }
   if (s.budget !== undefined) {
     const from = s.budgetPattern ? ` for ${s.budgetPattern}` : '';
-    lines.push(`Budget: ${tokens(s.budget)}${from} (${formatPercent(s.tokens, s.budget)} used)`);
+    if (s.budgetModel === undefined) {
+      lines.push(`Budget: ${tokens(s.budget)}${from} (${formatPercent(s.tokens, s.budget)} used)`);
+    } else if (typeof s.budgetTokens === 'number') {
+      lines.push(
+        `Budget: ${formatCount(s.budget)} ${s.budgetModel} tokens${from} ` +
+          `(${formatCount(s.budgetTokens)}, ${formatPercent(s.budgetTokens, s.budget)} used)`,
+      );
+    } else {
+      lines.push(`Budget: ${formatCount(s.budget)} ${s.budgetModel} tokens${from}, not counted: ${s.budgetError ?? 'the model cannot be loaded'}`);
+    }
     lines.push(`Context window: ${tokens(s.contextWindow)}`);
   } else {
     lines.push(`Context window: ${tokens(s.contextWindow)} (${formatPercent(s.tokens, s.contextWindow)} used)`);
   }
-  const level = budgetLevel(s.tokens, limit, t.warnAt);
+  const level = budgetLevel(held, limit, t.warnAt);
   if (level === 'error') {
-    lines.push(`Over the ${s.budget !== undefined ? 'budget' : 'window'} by ${tokens(s.tokens - limit)}`);
+    lines.push(`Over the ${budgetApplies(s) ? 'budget' : 'window'} by ${tokens(held - limit)}`);
   } else if (level === 'warning') {
     lines.push(`At or above the warning threshold (${formatPercent(t.warnAt, 1)})`);
   }

@@ -38,6 +38,43 @@ export interface Status {
   requestedModel?: string;
   /** Why it cannot be loaded. */
   modelError?: string;
+  /** When the budget names a model: its name, its count of the document (null while it cannot be loaded), and why not. */
+  budgetModel?: string;
+  budgetTokens?: number | null;
+  budgetError?: string;
+  /** The document's counts under each of `tokenline.compareModels`, in the setting's order. */
+  compare?: ModelCount[];
+}
+
+/** A document's count under one model (`tokenline/status` `compare`, `tokenline/compare`). */
+export interface ModelCount {
+  /** The model's name; the spec as written when it cannot be loaded. */
+  model: string;
+  /** null when the model cannot be loaded (then `error` says why). */
+  tokens: number | null;
+  /** The model's known window or the user's `tokenline.contextWindows`; null when unknown. */
+  contextWindow: number | null;
+  /** Tokens of the selection, each range encoded alone (0 without one). */
+  selection: number | null;
+  error?: string;
+}
+
+/** `tokenline/selection` notification (client → server): the editor's selection, counted under the compare models. */
+export const SELECTION = 'tokenline/selection';
+export type SelectionParams = CountParams;
+
+/** `tokenline/compare`: the document's and the ranges' counts under its own model and each compare model. */
+export const COMPARE = 'tokenline/compare';
+export interface CompareParams {
+  uri: string;
+  /** Ranges to count; the last selection sent when absent. */
+  ranges?: Range[];
+}
+export interface CompareResult {
+  uri: string;
+  version: number | null;
+  document: ModelCount;
+  compare: ModelCount[];
 }
 
 /** `tokenline/count`: for each range, the token count of its text encoded alone. */

@@ -16,6 +16,10 @@ export interface ServerSettings {
   contextWindow: number;
   warnAt: number;
   sectionCounts: boolean;
+  /** Models each document is also counted with, in this order. */
+  compareModels: string[];
+  /** The user's context windows by model name or spec. */
+  contextWindows: Record<string, number>;
 }
 
 export interface Settings extends ServerSettings {
@@ -29,7 +33,7 @@ export interface Settings extends ServerSettings {
 }
 
 /** Keys (under `tokenline.`) whose change must be sent to the running server. */
-export const SERVER_KEYS = ['model', 'contextWindow', 'warnAt', 'sectionCounts'] as const;
+export const SERVER_KEYS = ['model', 'contextWindow', 'warnAt', 'sectionCounts', 'compareModels', 'contextWindows'] as const;
 /** Keys whose change needs a new server process or a new document selector. */
 export const RESTART_KEYS = ['python', 'server.command', 'languages'] as const;
 
@@ -51,6 +55,12 @@ function bool(cfg: ConfigView, key: string, fallback: boolean): boolean {
   return typeof v === 'boolean' ? v : fallback;
 }
 
+/** A list of non-empty strings (other entries dropped); [] for anything else. */
+function arrayOf(cfg: ConfigView, key: string): string[] {
+  const v = cfg.get<unknown>(key);
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim()) : [];
+}
+
 function strings(cfg: ConfigView, key: string): string[] | undefined {
   const v = cfg.get<unknown>(key);
   if (typeof v === 'string') {
@@ -68,6 +78,19 @@ export function normalizeContextWindow(v: unknown): number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : FALLBACK.contextWindow;
 }
 
+/** Context windows by model: the entries whose window is a positive integer. */
+export function normalizeContextWindows(v: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+    for (const [k, n] of Object.entries(v)) {
+      if (k.trim() !== '' && typeof n === 'number' && Number.isSafeInteger(n) && n > 0) {
+        out[k.trim()] = n;
+      }
+    }
+  }
+  return out;
+}
+
 /** warnAt: a fraction in [0, 1]; anything else falls back to the default. */
 export function normalizeWarnAt(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1 ? v : FALLBACK.warnAt;
@@ -79,6 +102,8 @@ export function readSettings(cfg: ConfigView): Settings {
     contextWindow: normalizeContextWindow(cfg.get('contextWindow')),
     warnAt: normalizeWarnAt(cfg.get('warnAt')),
     sectionCounts: bool(cfg, 'sectionCounts', true),
+    compareModels: arrayOf(cfg, 'compareModels'),
+    contextWindows: normalizeContextWindows(cfg.get('contextWindows')),
     python: str(cfg, 'python'),
     serverCommand: strings(cfg, 'server.command') ?? [],
     boundariesEnabled: bool(cfg, 'boundaries.enabled', true),
@@ -91,7 +116,14 @@ export function readSettings(cfg: ConfigView): Settings {
  * the project configuration sets a key (package.json's defaults and the server's agree).
  */
 export function serverSettings(s: Settings): ServerSettings {
-  return { model: s.model, contextWindow: s.contextWindow, warnAt: s.warnAt, sectionCounts: s.sectionCounts };
+  return {
+    model: s.model,
+    contextWindow: s.contextWindow,
+    warnAt: s.warnAt,
+    sectionCounts: s.sectionCounts,
+    compareModels: s.compareModels,
+    contextWindows: s.contextWindows,
+  };
 }
 
 /** What `vscode.WorkspaceConfiguration.inspect(key)` tells about one setting. */

@@ -3,10 +3,13 @@
 // selection, warning/error colours (a warning icon and colour while the chosen model cannot be
 // loaded, until one loads), a tooltip with the details; a click opens the model and
 // context-window picker. It renders the server's `tokenline/status` notifications and asks
-// `tokenline/count` for selections, asynchronously, so typing never waits on it.
+// `tokenline/count` for selections, asynchronously, so typing never waits on it. With compare
+// models (`tokenline.compareModels`) the tooltip adds their counts as a table, and the selection
+// is sent to the server (`tokenline/selection`), which counts it under each of them.
 import * as vscode from 'vscode';
+import { compareTable, tooltipMarkdown } from './compareTable';
 import { statusBarText, statusLevel, tooltipText } from './format';
-import { asRange, COUNT, CountParams, CountResult, Status } from './protocol';
+import { asRange, COUNT, CountParams, CountResult, SELECTION, SelectionParams, Status } from './protocol';
 import type { ServerManager } from './server';
 import { readSettings, SECTION } from './settings';
 
@@ -77,10 +80,22 @@ export class StatusBar implements vscode.Disposable {
     this.selectionTimer = setTimeout(() => void this.countSelection(), SELECTION_DELAY_MS);
   }
 
+  /** Tells the server the selection (none: no ranges), which counts it under the compare models. */
+  private sendSelection(doc: vscode.TextDocument, ranges: readonly vscode.Range[]): void {
+    const client = this.server.languageClient;
+    if (client && this.server.attaches(doc)) {
+      const params: SelectionParams = { uri: this.server.asProtocolUri(doc.uri), ranges: ranges.map(asRange) };
+      void client.sendNotification(SELECTION, params).catch(() => undefined);
+    }
+  }
+
   private async countSelection(): Promise<void> {
     this.selectionRequest?.cancel();
     const editor = vscode.window.activeTextEditor;
     const ranges = editor?.selections.filter((s) => !s.isEmpty) ?? [];
+    if (editor) {
+      this.sendSelection(editor.document, ranges);
+    }
     if (!editor || ranges.length === 0 || !this.server.attaches(editor.document) || !this.server.languageClient) {
       if (this.selection) {
         this.selection = undefined;
@@ -148,13 +163,15 @@ export class StatusBar implements vscode.Disposable {
     const warnAt = status.warnAt ?? readSettings(vscode.workspace.getConfiguration(SECTION, doc.uri)).warnAt;
     const sel = this.selection?.uri === status.uri ? this.selection : undefined;
     item.text = statusBarText(status, sel?.total);
-    item.tooltip = tooltipText({
+    const text = tooltipText({
       status,
       warnAt,
       selection: sel?.total,
       selectionRanges: sel?.ranges,
       pending: status.version !== null && status.version < doc.version,
     });
+    const table = compareTable(status, sel?.total);
+    item.tooltip = table ? markdown(tooltipMarkdown(text, table)) : text;
     const level = statusLevel(status, warnAt);
     item.backgroundColor =
       level === 'error'
@@ -172,4 +189,10 @@ export class StatusBar implements vscode.Disposable {
       d.dispose();
     }
   }
+}
+
+function markdown(value: string): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(value, true);
+  md.isTrusted = false;
+  return md;
 }

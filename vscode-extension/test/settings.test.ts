@@ -45,7 +45,14 @@ test('every setting the extension reads is declared in package.json, and every d
 
 test('package.json defaults give the server its documented defaults', () => {
   const s = readSettings(view());
-  assert.deepEqual(serverSettings(s), { model: '', contextWindow: 8192, warnAt: 0.9, sectionCounts: true });
+  assert.deepEqual(serverSettings(s), {
+    model: '',
+    contextWindow: 8192,
+    warnAt: 0.9,
+    sectionCounts: true,
+    compareModels: [],
+    contextWindows: {},
+  });
   assert.equal(s.python, '');
   assert.deepEqual(s.serverCommand, []);
   assert.equal(s.boundariesEnabled, true);
@@ -75,9 +82,24 @@ test('ill-typed values fall back to the defaults', () => {
 
 test('user values are passed through, trimmed', () => {
   const s = readSettings(
-    view({ model: '  mistralai/Mistral-7B-v0.1 ', contextWindow: 32768, warnAt: 0.5, sectionCounts: false, 'server.command': ['tokenline', ' serve ', ''] }),
+    view({
+      model: '  mistralai/Mistral-7B-v0.1 ',
+      contextWindow: 32768,
+      warnAt: 0.5,
+      sectionCounts: false,
+      compareModels: [' o200k_base ', '', 'gpt-4o', 3],
+      contextWindows: { o200k_base: 128000, bad: -1, worse: 'lots' },
+      'server.command': ['tokenline', ' serve ', ''],
+    }),
   );
-  assert.deepEqual(serverSettings(s), { model: 'mistralai/Mistral-7B-v0.1', contextWindow: 32768, warnAt: 0.5, sectionCounts: false });
+  assert.deepEqual(serverSettings(s), {
+    model: 'mistralai/Mistral-7B-v0.1',
+    contextWindow: 32768,
+    warnAt: 0.5,
+    sectionCounts: false,
+    compareModels: ['o200k_base', 'gpt-4o'],
+    contextWindows: { o200k_base: 128000 },
+  });
   assert.deepEqual(s.serverCommand, ['tokenline', 'serve']);
 });
 
@@ -106,9 +128,11 @@ test('the server is sent only what the user set, so the project configuration fi
     contextWindow: { defaultValue: 8192, globalValue: 4096, workspaceFolderValue: 32768 },
     warnAt: { defaultValue: 0.9 },
     sectionCounts: { defaultValue: true, workspaceValue: false },
+    compareModels: { defaultValue: [], globalValue: ['o200k_base'] },
+    contextWindows: { defaultValue: {} },
   };
   const inspect = { inspect: <T>(key: string) => settings[key] as Inspected<T> | undefined };
-  assert.deepEqual(explicitServerSettings(inspect), { contextWindow: 32768, sectionCounts: false });
+  assert.deepEqual(explicitServerSettings(inspect), { contextWindow: 32768, sectionCounts: false, compareModels: ['o200k_base'] });
   settings.model = { defaultValue: '', workspaceValue: ' llama-2 ' };
   assert.deepEqual(explicitServerSettings(inspect).model, 'llama-2');
   assert.deepEqual(explicitServerSettings({ inspect: () => undefined }), {});
