@@ -32,6 +32,12 @@ SELECTION = "tokenline/selection"
 
 # A range as the client sent it: (start line, start character, end line, end character).
 LineRange = tuple[int, int, int, int]
+# Selections up to this many characters are encoded whole to be counted (the core's direct
+# count), so their counts are kept by their text: an edit elsewhere re-counts none of them.
+# Longer ones reuse the document's tokens and cost only their edges.
+KEPT_SELECTION_CHARS = 4096
+# At most this many kept counts per document (edits inside a selection add one each).
+KEPT_SELECTION_COUNTS = 64
 
 
 class ModelLoader(Protocol):
@@ -63,6 +69,8 @@ class Tracked:
     # The text under each loaded model other than the document's own, by id of the model.
     docs: dict[int, Document] = field(default_factory=dict)
     selection: tuple[LineRange, ...] = ()
+    # Counts of the selected texts, by (id of the model, text), from the last count.
+    selected: dict[tuple[int, str], int] = field(default_factory=dict)
 
 
 def wanted(st: DocState) -> tuple[str, ...]:
@@ -198,8 +206,7 @@ class CompareFeature(Feature):
         window = st.settings.window_of(counted.spec, model.name)
         if window is None:
             window = st.settings.context_window if model is st.model else counted.window
-        selection = sum(int(doc.count(a, b)) for a, b in spans)
-        return ModelCount(model.name, len(doc), window, selection)
+        return ModelCount(model.name, len(doc), window, selection_count(tracked, doc, spans))
 
     def _spans(self, st: DocState, ranges: tuple[LineRange, ...]) -> list[tuple[int, int]]:
         """Code-point offsets of the ranges in the document's text now (clamped like edits)."""
@@ -225,6 +232,7 @@ class CompareFeature(Feature):
         if ranges == tracked.selection:
             return
         tracked.selection = ranges
+        tracked.selected.clear()
         if tracked.counted:
             self.host.mark(uri)
 
@@ -253,6 +261,23 @@ class CompareFeature(Feature):
             "document": count_fields(own),
             "compare": [count_fields(c) for c in compared],
         }
+
+
+def selection_count(tracked: Tracked, doc: Document, spans: list[tuple[int, int]]) -> int:
+    """The tokens of the spans of `doc`, each encoded alone; short ones counted once per text."""
+    total = 0
+    for a, b in spans:
+        if b - a > KEPT_SELECTION_CHARS:
+            total += int(doc.count(a, b))
+            continue
+        key = (id(doc.model), doc.slice(a, b))
+        n = tracked.selected.get(key)
+        if n is None:
+            if len(tracked.selected) >= KEPT_SELECTION_COUNTS:
+                tracked.selected.clear()
+            n = tracked.selected[key] = int(doc.count(a, b))
+        total += n
+    return total
 
 
 def line_range(rng: Any) -> LineRange:

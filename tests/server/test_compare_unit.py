@@ -159,3 +159,12 @@ def test_a_selection_republishes_only_when_it_changes(trained: Path) -> None:
     assert hf.selection == len(ref.encode("hello", add_special_tokens=False).ids)
     compare.selection({"uri": "file:///not-open.md", "ranges": [whole]})
     assert host.marked == [st.uri]
+    # An edit inside the selection (the client has not sent a new one yet) is counted; one
+    # outside it leaves the selected text, and its count, as they were.
+    text = edit(host, compare, st, "hello world\n", 1, 3, "ELL")
+    [hf] = compare.compared(st)
+    assert hf.selection == len(ref.encode(text[:5], add_special_tokens=False).ids)
+    text = edit(host, compare, st, text, 8, 8, " and more words")
+    [again] = compare.compared(st)
+    assert again.selection == hf.selection
+    assert again.tokens == len(ref.encode(text, add_special_tokens=False).ids)
