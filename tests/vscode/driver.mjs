@@ -4,7 +4,7 @@
 //   node driver.mjs CONFIG.json
 //
 // CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget" | "tiktoken" |
-//          "switch", url,
+//          "switch" | "compare", url,
 //          playwright, chromium, artifacts, workspace, files: {...}, hostResult, timeoutMs}. It
 // prints one JSON object on its last stdout line: what each step saw (or the error it met), so the
 // Python tests assert on each thing separately.
@@ -223,6 +223,8 @@ async function main() {
       await tiktokenMode();
     } else if (config.mode === 'switch') {
       await switchMode();
+    } else if (config.mode === 'compare') {
+      await compareMode();
     } else {
       await uiMode();
     }
@@ -660,6 +662,74 @@ async function switchMode() {
     const tooltip = await statusTooltip();
     const screenshot = await shot(`${config.shotPrefix}-loaded`);
     return { before, picker, status, settled, tooltip, screenshot };
+  });
+}
+
+/** The rows of the tooltip's table (header first), each a list of its cells' text. */
+async function tooltipTable() {
+  return page.evaluate(() => {
+    const hover = [...document.querySelectorAll('.workbench-hover-container, .monaco-hover')].pop();
+    return [...(hover?.querySelectorAll('tr') ?? [])].map((tr) => [...tr.querySelectorAll('th, td')].map((c) => (c.textContent ?? '').trim()));
+  });
+}
+
+/** tokenline.compareModels: the tooltip's table with a selection, and Tokenline: Compare Models. */
+async function compareMode() {
+  const f = config.files;
+  await step('open', async () => {
+    await openFile(f.prompt);
+    const status = await waitForStatus((s) => !s.text.startsWith('Sel'), 'a token count');
+    return { status };
+  });
+
+  await step('select', async () => {
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Home');
+    for (let i = 0; i < config.selectLines; i++) {
+      await page.keyboard.press('Shift+ArrowDown');
+    }
+    const status = await waitForStatus((s) => s.text.startsWith('Sel'), 'the selection count');
+    return { status };
+  });
+
+  await step('tooltip', async () => {
+    // The table's selection column comes with the server's next status (after tokenline/selection).
+    const end = Date.now() + T;
+    let rows = [];
+    let text = '';
+    while (Date.now() < end) {
+      text = await statusTooltip();
+      rows = await tooltipTable();
+      const full = rows.length === config.models + 2 && rows[0].includes('Selection') && rows.slice(1).every((r) => r[4] !== '');
+      if (full) {
+        break;
+      }
+      await page.mouse.move(400, 400);
+      await page.waitForTimeout(500);
+    }
+    const screenshot = await shot(`${config.shotPrefix}-tooltip`);
+    await page.mouse.move(400, 400);
+    return { text, rows, screenshot };
+  });
+
+  await step('command', async () => {
+    await runCommand('Tokenline: Compare Models');
+    const rows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+    await rows.nth(config.models).waitFor({ state: 'visible', timeout: 15000 });
+    await page.waitForTimeout(300);
+    const items = await page.evaluate(() =>
+      [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')]
+        .sort((a, b) => Number(a.dataset.index) - Number(b.dataset.index))
+        .map((row) => ({
+          label: row.querySelector('.label-name')?.textContent?.trim() ?? '',
+          description: row.querySelector('.label-description')?.textContent?.trim() ?? '',
+          text: (row.textContent ?? '').replace(/\s+/g, ' ').trim(),
+        })),
+    );
+    const placeholder = (await page.locator('.quick-input-widget input').getAttribute('placeholder')) ?? '';
+    const screenshot = await shot(`${config.shotPrefix}-command`);
+    await page.keyboard.press('Escape');
+    return { items, placeholder, screenshot };
   });
 }
 

@@ -1277,3 +1277,115 @@ def test_bundled_server_without_python_3_10_says_which_pythons_it_found(
     assert not _storage(bundled_old_python["env"]).exists() or not any(
         _storage(bundled_old_python["env"]).iterdir()
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Several models side by side: tokenline.compareModels in the tooltip and Compare Models
+
+COMPARED = ["o200k_base", "gpt-4", BERT_VALUE]
+SELECTED_LINES = 3
+
+
+def _cli_counts(path: Path, models: list[str], env: dict[str, str], cwd: Path) -> list[int]:
+    """`tokenline count --json` with each model: the counts the editor must show."""
+    args = [x for m in models for x in ("--model", m)]
+    out = subprocess.run(
+        [PYTHON, "-m", "tokenline", "count", "--json", *args, str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=cwd,
+    ).stdout
+    return [m["tokens"] for m in json.loads(out)[0]["models"]]
+
+
+@pytest.fixture(scope="module")
+def compare_ui(
+    tmp_path_factory: pytest.TempPathFactory, vsix: Path, tiktoken_cache: Path, botchan: str
+) -> dict[str, Any]:
+    """The prompt on the bundled model, compared under o200k_base, gpt-4 (cl100k_base, its window
+    known) and a WordPiece tokenizer.json in the workspace; the first lines selected."""
+    from tests.core.hfkit import small_bert
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = Env(tmp_path_factory.mktemp("vscode-compare"))
+    env.env["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache)
+    ws = env.workspace
+    lines = botchan.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
+    prompt = ws / "story.prompt.md"
+    text = PROMPT + "\n".join(lines[300:320]) + "\n"
+    prompt.write_text(text, encoding="utf-8")
+    small_bert(ws, botchan, name=BERT_NAME)
+    (ws / ".vscode").mkdir()
+    settings = {"tokenline.compareModels": COMPARED}
+    (ws / ".vscode" / "settings.json").write_text(json.dumps(settings))
+    env.install(vsix, {"tokenline.python": PYTHON, "tokenline.trace.server": "messages"})
+    selected = env.root / "selected.md"
+    selected.write_text("".join(text.splitlines(keepends=True)[:SELECTED_LINES]), encoding="utf-8")
+    models = ["mistral-7b-v0.1", *COMPARED]
+    counts = {
+        "document": _cli_counts(prompt, models, env.env, ws),
+        "selection": _cli_counts(selected, models, env.env, ws),
+    }
+    with CodeServer(env, ARTIFACTS / "code-server-compare.log"):
+        result = run_driver(
+            env,
+            "compare",
+            env.url(),
+            {
+                "files": {"prompt": prompt.name},
+                "selectLines": SELECTED_LINES,
+                "models": len(COMPARED),
+                "shotPrefix": "60-compare",
+            },
+        )
+    (ARTIFACTS / "tokenline-output-compare.log").write_text(env.extension_log())
+    return {"result": result, "counts": counts}
+
+
+def test_compare_tooltip_shows_each_model_as_a_row(compare_ui: dict[str, Any]) -> None:
+    s = _step(compare_ui["result"], "tooltip")
+    counts = compare_ui["counts"]
+    header, *rows = s["rows"]
+    assert header == ["Model", "Tokens", "vs. this", "Window", "Selection"], s["rows"]
+    assert [r[0] for r in rows] == [
+        "mistral-7b-v0.1 (this document)",
+        "o200k_base",
+        "gpt-4 (cl100k_base)",
+        BERT_NAME,
+    ], rows
+    assert [r[1] for r in rows] == [fmt(n) for n in counts["document"]], rows
+    assert [r[4] for r in rows] == [fmt(n) for n in counts["selection"]], rows
+    # Windows: the document's setting, unknown for an encoding, OpenAI's for gpt-4.
+    assert rows[0][3].startswith("8,192 (") and rows[1][3] == "—", rows
+    assert rows[2][3].startswith("8,192 ("), rows
+    base = counts["document"][0]
+    for row, n in zip(rows[1:], counts["document"][1:], strict=True):
+        pct = round((n - base) / base * 100)
+        assert row[2] == (f"+{pct}%" if pct > 0 else f"−{-pct}%" if pct < 0 else "±0%"), row
+    assert Path(s["screenshot"]) == ARTIFACTS / "60-compare-tooltip.png"
+
+
+def test_compare_models_command_lists_the_counts(compare_ui: dict[str, Any]) -> None:
+    s = _step(compare_ui["result"], "command")
+    counts = compare_ui["counts"]
+    items = s["items"]
+    assert [i["label"] for i in items] == [
+        "mistral-7b-v0.1 (this document's model)",
+        "o200k_base",
+        "gpt-4 (cl100k_base)",
+        BERT_NAME,
+    ], items
+    for item, n, sel in zip(items, counts["document"], counts["selection"], strict=True):
+        assert item["description"].startswith(f"{fmt(n)} tokens"), item
+        assert f"Selection: {fmt(sel)} tokens" in item["text"], item
+    assert "and the selection" in s["placeholder"], s["placeholder"]
+
+
+def test_compare_status_bar_counts_the_selection(compare_ui: dict[str, Any]) -> None:
+    status = _step(compare_ui["result"], "select")["status"]
+    sel = compare_ui["counts"]["selection"][0]
+    doc = compare_ui["counts"]["document"][0]
+    assert status["text"] == f"Sel {fmt(sel)} · {fmt(doc)} / {fmt(CONTEXT_WINDOW)}", status

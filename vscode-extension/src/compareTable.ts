@@ -65,13 +65,14 @@ export function compareTable(s: Status, selection?: number): string {
   }
   const rows = compareRows(s, selection);
   const withSelection = selection !== undefined;
-  const head = ['Model', 'Tokens', 'vs. this', 'Window', ...(withSelection ? ['Selection'] : [])];
+  // Hovers draw tables without cell padding: an em space keeps right-aligned columns apart.
+  const line = (first: string, rest: string[]) => `| ${[first, ...rest.map((c) => `&emsp;${c}`)].join(' | ')} |`;
+  const head = ['Tokens', 'vs. this', 'Window', ...(withSelection ? ['Selection'] : [])];
   const align = [':---', '---:', '---:', '---:', ...(withSelection ? ['---:'] : [])];
-  const lines = [`| ${head.join(' | ')} |`, `|${align.join('|')}|`];
+  const lines = [line('Model', head), `|${align.join('|')}|`];
   rows.forEach((r, i) => {
     const name = escapeMarkdown(r.model) + (i === 0 ? ' *(this document)*' : '');
-    const cells = [name, r.tokens, r.difference, r.window, ...(withSelection ? [r.selection] : [])];
-    lines.push(`| ${cells.join(' | ')} |`);
+    lines.push(line(name, [r.tokens, r.difference, r.window, ...(withSelection ? [r.selection] : [])]));
   });
   const errors = rows.filter((r) => r.error).map((r) => `$(warning) ${escapeMarkdown(`${r.model}: ${r.error}`)}`);
   return [lines.join('\n'), ...errors].join('\n\n');
@@ -107,7 +108,7 @@ export function compareItems(document: ModelCount, compare: readonly ModelCount[
       return { label: `$(warning) ${r.model}`, description: 'not counted', detail: r.error };
     }
     const vs = r.difference ? ` · ${r.difference}` : '';
-    const details = [r.window === '—' ? 'Context window unknown' : `Context window ${r.window}`];
+    const details = [r.window === '—' ? 'Context window unknown' : `Context window ${r.window.replace(/\)$/, ' used)')}`];
     if (withSelection) {
       details.push(`Selection: ${r.selection} tokens`);
     }

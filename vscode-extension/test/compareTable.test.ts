@@ -28,16 +28,19 @@ test('difference from the document model', () => {
 test('the tooltip table: this document first, then each compare model in order', () => {
   const table = compareTable(status, 45);
   const lines = table.split('\n');
-  assert.equal(lines[0], '| Model | Tokens | vs. this | Window | Selection |');
+  // Cells after the first start with an em space (hovers draw no padding).
+  const cells = (line: string) => line.split(' | ').map((c) => c.replace(/^\| |&emsp;| \|$/g, ''));
+  assert.deepEqual(cells(lines[0]), ['Model', 'Tokens', 'vs. this', 'Window', 'Selection']);
   assert.equal(lines[1], '|:---|---:|---:|---:|---:|');
-  assert.equal(lines[2], '| mistral\\-7b\\-v0\\.1 *(this document)* | 1,000 |  | 8,192 (12.2%) | 45 |');
-  assert.equal(lines[3], '| o200k\\_base | 870 | −13% | 128,000 (0.6%) | 40 |');
-  assert.equal(lines[4], '| gpt\\-4o \\(o200k\\_base\\) | 870 | −13% | — | 40 |');
-  assert.equal(lines[5], '| my\\_models/x\\.model | — |  | — |  |');
+  assert.deepEqual(cells(lines[2]), ['mistral\\-7b\\-v0\\.1 *(this document)*', '1,000', '', '8,192 (12.2%)', '45']);
+  assert.deepEqual(cells(lines[3]), ['o200k\\_base', '870', '−13%', '128,000 (0.6%)', '40']);
+  assert.deepEqual(cells(lines[4]), ['gpt\\-4o \\(o200k\\_base\\)', '870', '−13%', '—', '40']);
+  assert.deepEqual(cells(lines[5]), ['my\\_models/x\\.model', '—', '', '—', '']);
+  assert.equal(lines[3], '| o200k\\_base | &emsp;870 | &emsp;−13% | &emsp;128,000 (0.6%) | &emsp;40 |');
   // A model that cannot be loaded says why, under the table.
   assert.match(table, /\n\n\$\(warning\) my\\_models\/x\\\.model: no such file$/);
   // Without a selection there is no selection column.
-  assert.equal(compareTable(status).split('\n')[0], '| Model | Tokens | vs. this | Window |');
+  assert.deepEqual(cells(compareTable(status).split('\n')[0]), ['Model', 'Tokens', 'vs. this', 'Window']);
   assert.equal(compareTable({ ...status, compare: [] }), '');
   assert.equal(compareTable({ ...status, compare: undefined }), '');
 });
@@ -61,7 +64,7 @@ test('rows and quick pick items say the same counts', () => {
   assert.deepEqual(items[0], {
     label: "mistral-7b-v0.1 (this document's model)",
     description: '1,000 tokens',
-    detail: 'Context window 8,192 (12.2%) · Selection: 45 tokens',
+    detail: 'Context window 8,192 (12.2% used) · Selection: 45 tokens',
   });
   assert.equal(items[1].description, '870 tokens · −13%');
   assert.equal(items[2].detail, 'Context window unknown · Selection: 40 tokens');
