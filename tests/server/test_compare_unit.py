@@ -71,7 +71,7 @@ def opened(host: Host, compare: CompareFeature, uri: str, text: str, s: Settings
     models = compare.models
     assert isinstance(models, ModelsFeature)
     item = T.TextDocumentItem(uri=uri, language_id="markdown", version=1, text=text)
-    st = host.store.open(item, s, models.for_document(uri, s, None))
+    st = host.store.open(item, s, models.for_document(uri, s, None).model)
     compare.document_opened(st)
     return st
 
