@@ -4,9 +4,11 @@
 //     the user's Python, and a pure-Python wheel (TOKENLINE_NO_MYPYC=1) for every other Python;
 //   - sdist/: the source distribution, which the extension compiles on first start for a Python
 //     no compiled wheel fits when a C compiler is there;
+//   - pip/: pip's own wheel, which the extension runs pip from (`python pip.whl/pip install …`), so
+//     that its environment is made without pip (`venv --without-pip`: no ensurepip, 7 s less);
 //   - requirements.txt: tokenline's dependencies, read from the wheel (what the extension installs);
 //   - bundle.json: the version, an id of these files (which names the private environment they go
-//     into: a new id means a new environment), the wheels and the sdist.
+//     into: a new id means a new environment), the wheels, the sdist and pip's wheel.
 //
 // Each build runs pip in a private virtual environment per Python (build/wheel-env-3.X), two
 // builds at a time (each mypyc build is mostly one C compile).
@@ -33,6 +35,7 @@ import {
 const TAG = 'bundle-wheels';
 const wheelsDir = path.join(bundled, 'wheels');
 const sdistDir = path.join(bundled, 'sdist');
+const pipDir = path.join(bundled, 'pip');
 const isNative = (names) => names.some((n) => /\.(so|pyd)$/.test(n));
 
 const pythons = findPythons(TAG);
@@ -80,6 +83,12 @@ for (const b of builds) {
 log(TAG, `compiled ${builds.length} wheels in ${Math.round((Date.now() - started) / 1000)} s`);
 run(TAG, baseEnv, ['-m', 'pip', 'wheel', '--no-deps', '--no-cache-dir', '--wheel-dir', wheelsDir, sdist], { ...pipEnv, TOKENLINE_NO_MYPYC: '1' });
 
+run(TAG, baseEnv, ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', '--dest', pipDir, 'pip'], pipEnv);
+const pips = fs.readdirSync(pipDir).filter((f) => /^pip-.*-py3-none-any\.whl$/.test(f));
+if (pips.length !== 1) {
+  fail(TAG, `expected one pip wheel, got: ${pips.join(', ')}`);
+}
+
 const wheels = fs.readdirSync(wheelsDir).filter((f) => f.endsWith('.whl')).sort();
 const pure = wheels.filter((f) => f.endsWith('-py3-none-any.whl'));
 
@@ -102,10 +111,10 @@ if (requirements.length === 0) {
 }
 fs.writeFileSync(path.join(bundled, 'requirements.txt'), `${requirements.join('\n')}\n`);
 const hash = createHash('sha256');
-for (const f of [...wheels.map((w) => path.join(wheelsDir, w)), sdist]) {
+for (const f of [...wheels.map((w) => path.join(wheelsDir, w)), sdist, path.join(pipDir, pips[0])]) {
   hash.update(path.basename(f)).update(fs.readFileSync(f));
 }
-const bundle = { version, id: hash.digest('hex').slice(0, 12), wheels, sdist: sdists[0] };
+const bundle = { version, id: hash.digest('hex').slice(0, 12), wheels, sdist: sdists[0], pip: pips[0] };
 fs.writeFileSync(path.join(bundled, 'bundle.json'), `${JSON.stringify(bundle, null, 2)}\n`);
 log(TAG, JSON.stringify(bundle));
 

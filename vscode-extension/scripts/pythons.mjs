@@ -31,11 +31,16 @@ export function fail(tag, message) {
 
 /** Runs a command to its end with inherited output; exits on failure. */
 export function run(tag, command, args, env = {}) {
-  log(tag, [command, ...args].join(' '));
+  log(tag, shorten([command, ...args].join(' ')));
   const r = spawnSync(command, args, { stdio: 'inherit', env: { ...process.env, ...env } });
   if (r.error || r.status !== 0) {
     fail(tag, `failed: ${r.error?.message ?? `exit code ${r.status}`}`);
   }
+}
+
+/** A command for the log: a run of --platform options as its first and last. */
+function shorten(line) {
+  return line.replace(/--platform (\S+)( --platform \S+)* --platform (\S+)/, '--platform $1 … --platform $3');
 }
 
 /** Like run, but resolves with the exit code and keeps the output (for jobs run side by side). */

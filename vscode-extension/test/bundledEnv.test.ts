@@ -72,16 +72,19 @@ function scratch(): EnvPaths {
 }
 
 const isVersionCheck = (args: readonly string[]) => args.some((a) => a.includes('importlib.metadata'));
+/** `python -m pip …`, or `python …/pip-X.whl/pip …`. */
+const isPip = (args: readonly string[]) => args[1] === 'pip' || /\.whl[/\\]pip$/.test(args[0]);
 
 /** venv makes <dir>/bin/python; pip succeeds; the version check answers `installed`. */
 function workingRunner(installed = bundle.version): Answer {
   return (_command, args) => {
     if (args[0] === '-m' && args[1] === 'venv') {
-      fs.mkdirSync(path.join(args[2], 'bin'), { recursive: true });
-      fs.writeFileSync(path.join(args[2], 'bin', 'python'), '');
+      const dir = args[args.length - 1];
+      fs.mkdirSync(path.join(dir, 'bin'), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'bin', 'python'), '');
       return ok();
     }
-    if (args[1] === 'pip') {
+    if (isPip(args)) {
       return ok('Successfully installed tokenline-0.1.0\n');
     }
     if (isVersionCheck(args)) {
@@ -196,7 +199,7 @@ test('pip fails (index unreachable): pip\'s error, both pip commands to run by h
   const pipError =
     "WARNING: Retrying (Retry(total=4...)) after connection broken by 'NewConnectionError'\nERROR: Could not find a version that satisfies the requirement sentencepiece>=0.2.0 (from tokenline) (from versions: none)\nERROR: No matching distribution found for sentencepiece>=0.2.0\n";
   const host = fakeHost((c, a, o) =>
-    a[1] === 'pip' && !a.includes('--no-index') ? { code: 1, stderr: pipError } : workingRunner()(c, a, o),
+    isPip(a) && !a.includes('--no-index') ? { code: 1, stderr: pipError } : workingRunner()(c, a, o),
   );
   const r = await createEnv(p, bundle, only(linux('3.11.7', { executable: '/usr/bin/python3' })), host);
   assert.ok(!r.ok && r.failure.kind === 'install');
@@ -208,7 +211,7 @@ test('pip fails (index unreachable): pip\'s error, both pip commands to run by h
     assert.equal(r.failure.command, manualCommand('/usr/bin/python3', envDir(p, bundle), p, bundle));
   }
   // The extension's own runs keep pip quiet and non-interactive.
-  const pips = host.calls.filter((c) => c.args[1] === 'pip');
+  const pips = host.calls.filter((c) => isPip(c.args));
   assert.equal(pips.length, 2);
   assert.ok(pips.every((c) => c.args.includes('--no-input') && c.args.includes('--disable-pip-version-check')));
   assert.deepEqual(fs.readdirSync(p.storage), []);
@@ -216,7 +219,7 @@ test('pip fails (index unreachable): pip\'s error, both pip commands to run by h
 
 test('a cancelled or timed-out install says so', async () => {
   const p = scratch();
-  const cancelled = fakeHost((c, a, o) => (a[1] === 'pip' ? { code: null, error: new Error('cancelled') } : workingRunner()(c, a, o)));
+  const cancelled = fakeHost((c, a, o) => (isPip(a) ? { code: null, error: new Error('cancelled') } : workingRunner()(c, a, o)));
   const r = await createEnv(p, bundle, only(linux('3.11.7', { executable: '/usr/bin/python3' })), cancelled);
   assert.ok(!r.ok && r.failure.kind === 'cancelled' && r.failure.message === 'the setup was cancelled');
   assert.equal(why({ code: null, stdout: '', stderr: '', error: new Error('timed out after 900 s') }), 'timed out after 900 s');
@@ -226,7 +229,9 @@ test('a cancelled or timed-out install says so', async () => {
 
 /** The pip runs of a host, as the arguments after `-m pip install` (without the quiet options). */
 const pipRuns = (host: { calls: Call[] }) =>
-  host.calls.filter((c) => c.args[1] === 'pip').map((c) => c.args.slice(3).filter((a) => !a.startsWith('--disable') && a !== '--no-input' && a !== '--progress-bar' && a !== 'off'));
+  host.calls
+    .filter((c) => isPip(c.args))
+    .map((c) => c.args.slice(c.args.indexOf('install') + 1).filter((a) => !['--no-input', '--progress-bar', 'off', '--no-compile'].includes(a) && !a.startsWith('--disable')));
 
 test('linux-x64 .vsix, a Python its compiled wheel fits: tokenline and its dependencies from bundled/ alone', async () => {
   const p = scratch();
@@ -298,7 +303,7 @@ test('pip runs in the environment the host gives (VS Code\'s proxy)', async () =
   const envs: (NodeJS.ProcessEnv | undefined)[] = [];
   const run = host.run;
   host.run = (c, a, o) => {
-    if (a[1] === 'pip') {
+    if (isPip(a)) {
       envs.push(o.env);
     }
     return run(c, a, o);
@@ -307,4 +312,20 @@ test('pip runs in the environment the host gives (VS Code\'s proxy)', async () =
   assert.ok((await createEnv(scratch(), linuxBundle, only(linux('3.14.0'), linuxBundle), host)).ok);
   assert.equal(envs.length, 2);
   assert.ok(envs.every((e) => e?.PIP_PROXY === 'http://proxy:3128'));
+});
+
+test('with pip\'s wheel bundled: the environment is made without pip and pip runs from the wheel, without byte-compiling', async () => {
+  const p = scratch();
+  const host = fakeHost(workingRunner());
+  const withPip = { ...linuxBundle, pip: 'pip-26.3-py3-none-any.whl' };
+  assert.ok((await createEnv(p, withPip, only(linux('3.11.7'), withPip), host)).ok);
+  const [venv, ...pips] = host.calls;
+  assert.deepEqual(venv.args.slice(0, 3), ['-m', 'venv', '--without-pip']);
+  const wheel = path.join(p.bundled, 'pip', 'pip-26.3-py3-none-any.whl', 'pip');
+  assert.equal(pips.length, 2);
+  for (const c of pips) {
+    assert.equal(c.command, path.join(venv.args[3], 'bin', 'python'));
+    assert.deepEqual(c.args.slice(0, 2), [wheel, 'install']);
+    assert.ok(c.args.includes('--no-compile'));
+  }
 });

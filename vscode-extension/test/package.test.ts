@@ -88,7 +88,7 @@ test('npm run package builds the universal .vsix and the linux-x64 one, which al
   assert.equal(pkg.scripts['bundle-deps'], 'node scripts/bundle-deps.mjs');
   const lines = (f: string) => fs.readFileSync(path.join(root, f), 'utf8').split('\n');
   const universal = lines('.vscodeignore');
-  for (const kept of ['!bundled/bundle.json', '!bundled/requirements.txt', '!bundled/wheels/**', '!bundled/sdist/**']) {
+  for (const kept of ['!bundled/bundle.json', '!bundled/requirements.txt', '!bundled/wheels/**', '!bundled/sdist/**', '!bundled/pip/**']) {
     assert.ok(universal.includes(kept), `.vscodeignore keeps ${kept.slice(1)}`);
   }
   assert.ok(!universal.some((l) => l.startsWith('!bundled/deps') || l === '!bundled/**'), 'the universal .vsix carries no dependencies');
