@@ -1363,6 +1363,67 @@ def test_server_errors_are_logged_at_error_level(platform_offline: dict[str, Any
     assert all("[error]" in line for line in lines), lines
 
 
+@pytest.fixture(scope="module")
+def no_fitting_wheel(
+    tmp_path_factory: pytest.TempPathFactory,
+    platform_vsix: Path,
+    bare_python: dict[str, Any],
+) -> dict[str, Any]:
+    """The linux-x64 .vsix with its compiled wheels for Python 3.11 taken out (as for a Python
+    none fits), no package index: the compile from the sdist finds no build requirements, the
+    log says so, and the pure-Python core runs."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = _bundled_env(tmp_path_factory, "vscode-no-fitting-wheel", platform_vsix, bare_python)
+    _no_index(env, CLOSED_INDEX)
+    installed = next(env.extensions.glob("tokenline.tokenline-*")) / "bundled"
+    bundle = json.loads((installed / "bundle.json").read_text())
+    removed = [w for w in bundle["wheels"] if "-cp311-cp311-" in w]
+    assert removed, bundle
+    for w in removed:
+        (installed / "wheels" / w).unlink()
+    bundle["wheels"] = [w for w in bundle["wheels"] if w not in removed]
+    (installed / "bundle.json").write_text(json.dumps(bundle))
+    with CodeServer(env, ARTIFACTS / "code-server-no-fitting-wheel.log"):
+        result = run_driver(
+            env,
+            "bundled",
+            env.url(),
+            {
+                "files": {"prompt": "notes.md"},
+                "shotPrefix": "39-no-fitting-wheel",
+                "installTimeoutMs": INSTALL_TIMEOUT_MS,
+            },
+            tag="no-fitting-wheel",
+        )
+    log = env.extension_log()
+    (ARTIFACTS / "tokenline-output-no-fitting-wheel.log").write_text(log)
+    (count,) = tokenline_count(env.workspace / "notes.md")
+    return {"result": result, "log": log, "count": count}
+
+
+def test_no_fitting_wheel_tries_to_compile_then_runs_the_pure_core_and_says_its_cost(
+    no_fitting_wheel: dict[str, Any],
+) -> None:
+    s = _step(no_fitting_wheel["result"], "bundled")
+    assert s["status"]["text"] == f"{fmt(no_fitting_wheel['count'])} / {fmt(CONTEXT_WINDOW)} tokens"
+    assert "Compiled core: no (pure-Python core: edits about 20× slower)" in s["tooltip"], s
+    log = no_fitting_wheel["log"]
+    _, version = _base_python(log)
+    assert re.search(
+        rf"Compiling the core: no bundled compiled core fits Python {re.escape(version)} on "
+        r"linux-x86_64 \(they are for CPython 3\.10, 3\.12, 3\.13 on linux_x86_64\): compiling "
+        r"it from the bundled source distribution with /\S+\.",
+        log,
+    ), log
+    # No index and no build requirements for 3.11 in the .vsix: pip says what it lacked.
+    assert re.search(
+        r"\[warning\] Compiling the core failed \(pip install failed \(exit code 1: ERROR: .*"
+        r"setuptools.*\)\); the server runs the pure-Python core instead \(edits about 20× "
+        r"slower\)\.",
+        log,
+    ), log
+
+
 FAKE_PYTHON = """#!/bin/sh
 # A Python 3.8 stand-in: answers the extension's version probe, fails at anything else.
 case "$*" in *version_info*) echo 3.8.10; echo "$0"; exit 0;; esac
