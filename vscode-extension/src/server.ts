@@ -25,7 +25,7 @@ import { DocumentFilter, documentSelector } from './documentSelector';
 import { shellQuote } from './format';
 import { runProcess, RunResult } from './process';
 import { STATUS, Status } from './protocol';
-import { pipProxy } from './pipProxy';
+import { PipProxy, pipProxy } from './pipProxy';
 import { choosePython, findPythons, offlineFor, why as failureText } from './pythonChoice';
 import { onDidChangeInterpreter, selectedInterpreter } from './pythonInterpreter';
 import { RestartPolicy } from './restartPolicy';
@@ -292,13 +292,15 @@ export class ServerManager implements vscode.Disposable {
       const choice = choosePython(found, bundle);
       const base = choice.python;
       this.log.info(`Python for the server environment: ${base.executable} (Python ${base.version}, ${base.from}).`);
+      // The proxy is named in the log when pip may reach the index.
+      const installing = this.envHost(!choice.offline || choice.core.kind === 'compile');
       this.activity = 'installing its server (first start); the log shows the progress';
       this.stateEmitter.fire(this.currentState);
       const result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Tokenline: installing its server', cancellable: true },
         (progress, token) =>
           createEnv(envPaths, bundle, choice, {
-            ...host,
+            ...installing,
             progress: (message) => progress.report({ message }),
             token,
           }),
@@ -312,13 +314,19 @@ export class ServerManager implements vscode.Disposable {
     return { command: python, args: [...SERVE_ARGS], source: 'bundled', python };
   }
 
-  /** How the extension runs pip: its output in the log (pip's errors and warnings at their level), VS Code's proxy. */
-  private envHost(): EnvHost {
+  /** VS Code's http.proxy and http.proxyStrictSSL for pip; `say` logs what they change. */
+  private pipProxy(say = false): PipProxy {
     const http = vscode.workspace.getConfiguration('http');
     const proxy = pipProxy({ proxy: http.get<string>('proxy') ?? '', strictSSL: http.get<boolean>('proxyStrictSSL') ?? true }, process.env);
-    for (const note of proxy.notes) {
+    for (const note of say ? proxy.notes : []) {
       this.log.info(note);
     }
+    return proxy;
+  }
+
+  /** How the extension runs pip: its output in the log (pip's errors and warnings at their level), VS Code's proxy. */
+  private envHost(say = false): EnvHost {
+    const proxy = this.pipProxy(say);
     return {
       run: runProcess,
       info: (m) => this.log.info(m),
@@ -434,7 +442,7 @@ export class ServerManager implements vscode.Disposable {
       return;
     }
     this.log.show(true);
-    const host = this.envHost();
+    const host = this.envHost(true);
     // The dependencies from bundled/deps when the .vsix carries them for this Python.
     const found = await findPythons([{ command: python, from: 'tokenline.python' }], runProcess);
     const offline = typeof found !== 'string' && offlineFor(found[0], bundle);
