@@ -305,6 +305,15 @@ async function bundledMode() {
     const screenshot = await shot(`${config.shotPrefix}-count`);
     return { status, msToCount, msWorkbenchToCount, progress, tooltip, screenshot, notifications: await notificationsText() };
   });
+  if (config.restart) {
+    // Tokenline: Restart Language Server, as a person would: the count comes back.
+    await step('restart', async () => {
+      await runCommand('Tokenline: Restart Language Server');
+      await page.waitForTimeout(1500);
+      const status = await waitForStatus((s) => STATUS_RE.test(s.text) && !s.text.startsWith('Sel'), 'the count after a restart');
+      return { status };
+    });
+  }
 }
 
 /** The bundled server's install fails: the notification, its buttons, the status bar. */

@@ -6,8 +6,11 @@
 #          modules, ripgrep (seeds code-server's ripgrep download, which cannot reach GitHub here)
 #   npm:   vscode-extension/ dependencies (npm ci), code-server@4.100.3 and playwright-core into the
 #          cache folder $TOKENLINE_CI_CACHE (default: $HOME/.cache/tokenline-ci, outside git)
-#   build: vscode-extension/tokenline-<version>.vsix; `npm run package` first builds the tokenline
-#          wheels it carries (compiled and pure) with python3 in vscode-extension/build/wheel-env
+#   build: vscode-extension/tokenline-<version>.vsix and tokenline-linux-x64-<version>.vsix;
+#          `npm run package` first builds the tokenline wheels they carry (the core compiled for
+#          each CPython 3.10+ found: python3.x on PATH, pyenv; a pure one; the sdist) in
+#          vscode-extension/build/wheel-env-3.X, then downloads every dependency wheel for CPython
+#          3.10-3.14 into bundled/deps for the linux-x64 one (about 5 minutes on 2 cores)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -68,5 +71,5 @@ if [ "$(cat "$ext/node_modules/.tokenline-lock-sha256" 2>/dev/null)" != "$lock_s
 fi
 log "npm run package"
 (cd "$ext" && npm run --silent package)
-ls -1 "$ext"/*.vsix
+ls -l "$ext"/*.vsix
 log "done (cache: $cache)"

@@ -1,49 +1,41 @@
 // The server the .vsix carries: bundled/wheels holds the tokenline wheels (the core compiled with
-// mypyc for the CPython it was built with, and a pure-Python one), bundled/bundle.json their
-// version and id. On first start they are installed into a private virtual environment in the
-// extension's global storage, made with the user's Python (>= 3.10): pip picks the compiled wheel
-// where its tags match, the pure one elsewhere, and fetches the dependencies from the package
-// index. Later starts reuse that environment; a new bundle (another id) gets a new one.
+// mypyc for each CPython the build machine had, and a pure-Python one), bundled/sdist its source,
+// bundled/bundle.json their version and id; the linux-x64 .vsix adds bundled/deps, every wheel
+// tokenline needs. On first start they are installed into a private virtual environment in the
+// extension's global storage, made with the Python pythonChoice.ts picks: its core from the
+// compiled wheel that fits, else compiled from the sdist, else pure; the dependencies from
+// bundled/deps when it carries them for that Python, else from the package index (through VS
+// Code's proxy, see pipProxy.ts). Later starts reuse that environment; a new bundle (another id)
+// gets a new one.
 //
 // No `vscode` import: the caller passes a process runner, a log and a progress callback, so every
 // path (no Python, an old Python, venv or pip failing, reuse) is unit-tested with a fake runner.
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { shellQuote } from './format';
-import type { Cancellation, RunResult, Runner } from './process';
+import { PURE_CORE_COST, shellQuote } from './format';
+import type { Cancellation, Runner } from './process';
+import { Carried, Choice, minorOf, why } from './pythonChoice';
 
-export const MIN_PYTHON: readonly [number, number] = [3, 10];
-
-export interface Bundle {
+export interface Bundle extends Carried {
   version: string;
-  /** Hash of the bundled wheels: names the environment they are installed into. */
+  /** Hash of the bundled wheels and sdist: names the environment they are installed into. */
   id: string;
-  wheels: string[];
-}
-
-/** An interpreter to try: the Python extension's, or a name looked up on PATH. */
-export interface Candidate {
-  command: string;
-  args?: string[];
-  /** For messages: "the Python extension's interpreter", "python3 on PATH". */
-  from: string;
-}
-
-export interface BasePython {
-  /** Absolute path (sys.executable). */
-  executable: string;
-  version: string;
+  /** pip's wheel in bundled/pip: the environment is made without pip and pip runs from it. */
+  pip?: string;
 }
 
 export interface EnvHost {
   run: Runner;
   info(message: string): void;
+  warn(message: string): void;
   /** Process output while installing, as it comes. */
   output(text: string): void;
   /** One-line progress ("Creating a Python 3.11 environment…"). */
   progress(message: string): void;
   token?: Cancellation;
+  /** The environment pip runs in (VS Code's proxy settings added); else the extension host's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface EnvPaths {
@@ -64,16 +56,17 @@ export type EnvResult = { ok: true; python: string; created: boolean } | { ok: f
 const VENV_TIMEOUT_MS = 3 * 60_000;
 const PIP_TIMEOUT_MS = 15 * 60_000;
 const CHECK_TIMEOUT_MS = 60_000;
-const PROBE = 'import sys; print("%d.%d.%d" % sys.version_info[:3]); print(sys.executable)';
 const VERSION_CHECK = 'import importlib.metadata as m; print(m.version("tokenline"))';
 
-/** bundled/bundle.json, or why it cannot be read (an extension built without `npm run package`). */
+/** bundled/bundle.json (and deps/deps.json), or why it cannot be read (a build without `npm run package`). */
 export function readBundle(bundledDir: string): Bundle | string {
   const file = path.join(bundledDir, 'bundle.json');
   try {
     const b = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Bundle>;
     if (typeof b.version === 'string' && typeof b.id === 'string' && Array.isArray(b.wheels) && b.wheels.length > 0) {
-      return { version: b.version, id: b.id, wheels: b.wheels };
+      const sdist = typeof b.sdist === 'string' ? { sdist: b.sdist } : {};
+      const pip = typeof b.pip === 'string' ? { pip: b.pip } : {};
+      return { version: b.version, id: b.id, wheels: b.wheels, ...sdist, ...pip, ...readDeps(bundledDir) };
     }
     return `${file} lacks version, id or wheels`;
   } catch (err) {
@@ -81,16 +74,15 @@ export function readBundle(bundledDir: string): Bundle | string {
   }
 }
 
-/** Interpreters looked up on PATH, best first, when the Python extension offers none. */
-export function pathCandidates(platform: string): Candidate[] {
-  if (platform === 'win32') {
-    return [
-      { command: 'python', from: 'python on PATH' },
-      { command: 'py', args: ['-3'], from: 'the py launcher' },
-    ];
+/** bundled/deps/deps.json of the linux-x64 .vsix: for which Pythons it carries the dependencies. */
+function readDeps(bundledDir: string): Pick<Carried, 'offline'> {
+  try {
+    const d = JSON.parse(fs.readFileSync(path.join(bundledDir, 'deps', 'deps.json'), 'utf8')) as { pythons?: unknown; build?: unknown };
+    const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+    return { offline: { pythons: strings(d.pythons), build: strings(d.build) } };
+  } catch {
+    return {};
   }
-  const names = ['python3', 'python3.14', 'python3.13', 'python3.12', 'python3.11', 'python3.10', 'python'];
-  return names.map((n) => ({ command: n, from: `${n} on PATH` }));
 }
 
 export function envDir(paths: EnvPaths, bundle: Bundle): string {
@@ -101,38 +93,57 @@ export function envPython(dir: string, platform: string): string {
   return platform === 'win32' ? path.join(dir, 'Scripts', 'python.exe') : path.join(dir, 'bin', 'python');
 }
 
+/** Where pip finds packages for the dependencies: bundled/deps alone, or the package index. */
+function sources(bundledDir: string, offline: boolean): string[] {
+  return offline ? ['--no-index', '--find-links', path.join(bundledDir, 'deps')] : [];
+}
+
 /**
- * The two pip installs: tokenline itself only from the bundled wheels (never from the index, where
- * another package could take the name), then its dependencies (bundled/requirements.txt, read
- * from the wheel) from the package index.
+ * tokenline itself only from the bundled wheels (never from the index, where another package
+ * could take the name): pip takes the compiled one where its tags match, the pure one elsewhere.
  */
-export function installArgs(bundledDir: string, version: string): string[][] {
-  return [
-    ['-m', 'pip', 'install', '--no-index', '--no-deps', '--find-links', path.join(bundledDir, 'wheels'), `tokenline==${version}`],
-    ['-m', 'pip', 'install', '-r', path.join(bundledDir, 'requirements.txt')],
-  ];
+export function wheelArgs(bundledDir: string, version: string): string[] {
+  return ['-m', 'pip', 'install', '--no-index', '--no-deps', '--find-links', path.join(bundledDir, 'wheels'), `tokenline==${version}`];
+}
+
+/**
+ * tokenline compiled from the bundled sdist (its build requirements from bundled/deps or the
+ * index); no cache, so that pip never takes a wheel it built from another sdist of that name.
+ */
+export function compileArgs(bundledDir: string, sdist: string, offline: boolean): string[] {
+  return ['-m', 'pip', 'install', '--no-deps', '--no-cache-dir', ...sources(bundledDir, offline), path.join(bundledDir, 'sdist', sdist)];
+}
+
+/** tokenline's dependencies (bundled/requirements.txt, read from the wheel). */
+export function depsArgs(bundledDir: string, offline: boolean): string[] {
+  return ['-m', 'pip', 'install', ...sources(bundledDir, offline), '-r', path.join(bundledDir, 'requirements.txt')];
+}
+
+/** The two pip installs that make a working environment: the bundled wheel, then the dependencies. */
+export function installArgs(bundledDir: string, version: string, offline = false): string[][] {
+  return [wheelArgs(bundledDir, version), depsArgs(bundledDir, offline)];
 }
 
 /** For pip run by the extension: no prompts, no progress bars in the log, no upgrade advice. */
 export const QUIET_PIP = ['--disable-pip-version-check', '--no-input', '--progress-bar', 'off'];
 
+/**
+ * Into the private environment, also: no byte-compiling of every module of 31 packages (half of
+ * the install's time); the few the server imports are compiled when it first imports them.
+ */
+const FAST_PIP = ['--no-compile'];
+
 /** What to run by hand to make the environment the extension looks for (from its storage folder). */
-export function manualCommand(base: string, dir: string, paths: EnvPaths, bundle: Bundle): string {
+export function manualCommand(base: string, dir: string, paths: EnvPaths, bundle: Bundle, offline = false): string {
   const name = path.basename(dir);
   const py = path.relative(paths.storage, envPython(dir, paths.platform));
   const cd = paths.platform === 'win32' ? 'cd /d' : 'cd';
   const steps = [
     `${cd} ${shellQuote([paths.storage])}`,
     shellQuote([base, '-m', 'venv', name]),
-    ...installArgs(paths.bundled, bundle.version).map((a) => shellQuote([py, ...a])),
+    ...installArgs(paths.bundled, bundle.version, offline).map((a) => shellQuote([py, ...a])),
   ];
   return steps.join(' && ');
-}
-
-/** "3.11.7" >= 3.10? */
-export function supported(version: string): boolean {
-  const [major, minor] = version.split('.').map((x) => Number(x));
-  return major > MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor >= MIN_PYTHON[1]);
 }
 
 /** The environment of this bundle when it is there and has this tokenline; else undefined. */
@@ -151,70 +162,33 @@ export async function readyEnv(paths: EnvPaths, bundle: Bundle, host: EnvHost): 
   return undefined;
 }
 
-/** The first candidate that runs and is Python >= 3.10, or a message naming what each one was. */
-export async function findPython(candidates: Candidate[], host: EnvHost): Promise<BasePython | string> {
-  const seen: string[] = [];
-  const missing: string[] = [];
-  const executables = new Set<string>();
-  for (const c of candidates) {
-    const r = await host.run(c.command, [...(c.args ?? []), '-c', PROBE], { timeoutMs: CHECK_TIMEOUT_MS });
-    const [version, executable] = r.stdout.trim().split(/\r?\n/);
-    if (r.code !== 0 || !version || !executable) {
-      if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
-        missing.push(c.command);
-      } else {
-        seen.push(`${c.from} does not run (${why(r)})`);
-      }
-    } else if (!supported(version)) {
-      // python3 and python are often the same interpreter: name it once.
-      if (!executables.has(executable)) {
-        seen.push(`${c.from} is Python ${version} (${executable})`);
-      }
-      executables.add(executable);
-    } else {
-      host.info(`Python for the server environment: ${executable} (Python ${version}, ${c.from}).`);
-      return { executable, version };
-    }
-  }
-  if (missing.length > 0) {
-    seen.push(`not found: ${missing.join(', ')}`);
-  }
-  return seen.join('; ');
-}
-
-/** Creates the environment of this bundle with `base`; on failure removes what it made. */
-export async function createEnv(paths: EnvPaths, bundle: Bundle, base: BasePython, host: EnvHost): Promise<EnvResult> {
+/** Creates the environment of this bundle with the chosen Python; on failure removes what it made. */
+export async function createEnv(paths: EnvPaths, bundle: Bundle, choice: Choice, host: EnvHost): Promise<EnvResult> {
+  const base = choice.python;
   const dir = envDir(paths, bundle);
-  const command = manualCommand(base.executable, dir, paths, bundle);
+  const command = manualCommand(base.executable, dir, paths, bundle, choice.offline);
   // Built under a temporary name and renamed at the end: a half-made environment is never taken
   // for a ready one, and two windows starting at once cannot install into the same folder.
   const tmp = path.join(paths.storage, `tmp-${bundle.id}-${randomBytes(4).toString('hex')}`);
-  const tmpPy = envPython(tmp, paths.platform);
   const fail = (kind: 'venv' | 'install' | 'cancelled', message: string): EnvResult => {
     fs.rmSync(tmp, { recursive: true, force: true });
     return { ok: false, failure: { kind, message, command } };
   };
-  const stream = { onOutput: (text: string) => host.output(text), token: host.token };
   fs.mkdirSync(paths.storage, { recursive: true });
 
-  const minor = base.version.split('.').slice(0, 2).join('.');
-  host.progress(`creating a Python ${minor} environment…`);
-  host.info(`Creating the server environment: ${shellQuote([base.executable, '-m', 'venv', tmp])}`);
-  const venv = await host.run(base.executable, ['-m', 'venv', tmp], { timeoutMs: VENV_TIMEOUT_MS, ...stream });
+  host.progress(`creating a Python ${minorOf(base.version)} environment…`);
+  // With pip's wheel bundled, no pip in the environment: ensurepip takes seconds.
+  const venvArgs = ['-m', 'venv', ...(bundle.pip ? ['--without-pip'] : []), tmp];
+  host.info(`Creating the server environment: ${shellQuote([base.executable, ...venvArgs])}`);
+  const venv = await host.run(base.executable, venvArgs, { timeoutMs: VENV_TIMEOUT_MS, ...stream(host) });
   if (venv.code !== 0) {
     return venv.error?.message === 'cancelled'
       ? fail('cancelled', 'the setup was cancelled')
       : fail('venv', `${base.executable} -m venv failed (${why(venv)})`);
   }
-  host.progress(`installing tokenline ${bundle.version} and its dependencies (pip)…`);
-  for (const args of installArgs(paths.bundled, bundle.version)) {
-    host.info(`Running: ${shellQuote([tmpPy, ...args])}`);
-    const pip = await host.run(tmpPy, [...args, ...QUIET_PIP], { timeoutMs: PIP_TIMEOUT_MS, ...stream });
-    if (pip.code !== 0) {
-      return pip.error?.message === 'cancelled'
-        ? fail('cancelled', 'the setup was cancelled')
-        : fail('install', `pip install failed (${why(pip)})`);
-    }
+  const failure = await install(paths.bundled, bundle, choice, envPython(tmp, paths.platform), host);
+  if (failure) {
+    return failure === 'cancelled' ? fail('cancelled', 'the setup was cancelled') : fail('install', failure);
   }
   try {
     fs.renameSync(tmp, dir);
@@ -232,6 +206,63 @@ export async function createEnv(paths: EnvPaths, bundle: Bundle, base: BasePytho
   return { ok: true, python: envPython(dir, paths.platform), created: true };
 }
 
+function stream(host: EnvHost) {
+  return { onOutput: (text: string) => host.output(text), token: host.token, env: host.env };
+}
+
+/**
+ * pip in the new environment (`-m pip`, or run from the bundled pip wheel): why it failed,
+ * 'cancelled', or undefined when it worked.
+ */
+async function pip(python: string, args: string[], host: EnvHost, pipWheel?: string): Promise<string | undefined> {
+  const run = pipWheel && args[0] === '-m' && args[1] === 'pip' ? [path.join(pipWheel, 'pip'), ...args.slice(2)] : args;
+  host.info(`Running: ${shellQuote([python, ...run])}`);
+  const r = await host.run(python, [...run, ...QUIET_PIP, ...FAST_PIP], { timeoutMs: PIP_TIMEOUT_MS, ...stream(host) });
+  if (r.code === 0) {
+    return undefined;
+  }
+  return r.error?.message === 'cancelled' ? 'cancelled' : `pip install failed (${why(r)})`;
+}
+
+/** tokenline (compiled wheel, compiled now, or pure) and its dependencies into the new environment. */
+async function install(bundled: string, bundle: Bundle, choice: Choice, python: string, host: EnvHost): Promise<string | undefined> {
+  const core = choice.core;
+  const minor = minorOf(choice.python.version);
+  const pipWheel = bundle.pip ? path.join(bundled, 'pip', bundle.pip) : undefined;
+  let compiled = false;
+  if (core.kind === 'compile' && bundle.sdist) {
+    host.info(`Compiling the core: ${core.reason}.`);
+    host.progress(`compiling the core for Python ${minor} (a few minutes)…`);
+    const buildOffline = choice.offline && (bundle.offline?.build ?? []).includes(minor);
+    const failed = await pip(python, compileArgs(bundled, bundle.sdist, buildOffline), host, pipWheel);
+    if (failed === 'cancelled') {
+      return failed;
+    }
+    if (failed) {
+      host.warn(`Compiling the core failed (${failed}); the server runs the pure-Python core instead (${PURE_CORE_COST}).`);
+    } else {
+      host.info(`The core is compiled for Python ${choice.python.version}.`);
+      compiled = true;
+    }
+  } else if (core.kind === 'pure') {
+    host.warn(`The server runs the pure-Python core: ${core.reason}.`);
+  } else if (core.kind === 'wheel') {
+    host.info(`The bundled compiled core fits Python ${choice.python.version}: ${core.wheel}.`);
+  }
+  const from = choice.offline ? 'the wheels bundled with the extension (no network)' : 'the package index';
+  const what = compiled ? 'its dependencies' : `tokenline ${bundle.version} and its dependencies`;
+  host.info(`Installing ${what} from ${from}.`);
+  host.progress(`installing ${what} from ${from}…`);
+  const steps = compiled ? [depsArgs(bundled, choice.offline)] : installArgs(bundled, bundle.version, choice.offline);
+  for (const args of steps) {
+    const failed = await pip(python, args, host, pipWheel);
+    if (failed) {
+      return failed;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Environments of earlier bundles are not used again; a temporary one older than a day was left
  * by an install that never finished (VS Code closed during it).
@@ -246,20 +277,4 @@ function removeOtherEnvs(paths: EnvPaths, keep: string, host: EnvHost): void {
       fs.rmSync(p, { recursive: true, force: true });
     }
   }
-}
-
-/** A process failure in one line: pip's first ERROR line, else stderr, else the exit code. */
-export function why(r: RunResult): string {
-  if (r.error) {
-    return r.error.message;
-  }
-  const lines = r.stderr
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l !== '');
-  // pip says what went wrong on its first ERROR line; elsewhere (venv, a broken interpreter) the
-  // start of stderr carries the reason and the advice, e.g. Debian's "apt install python3-venv".
-  const detail = lines.find((l) => l.startsWith('ERROR:')) ?? lines.join(' ').replace(/\s+/g, ' ');
-  const text = detail.length > 300 ? `${detail.slice(0, 300)}…` : detail;
-  return text ? `exit code ${r.code}: ${text}` : `exit code ${r.code}`;
 }

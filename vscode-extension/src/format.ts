@@ -3,6 +3,12 @@
 
 import type { Status, TokenAt } from './protocol';
 
+/**
+ * What the pure-Python core costs against the compiled one, per edit: the median ratio at 1 MB
+ * of benchmarks/bench_pure_core.py (benchmarks/results/pure_core.md).
+ */
+export const PURE_CORE_COST = 'edits about 20× slower';
+
 const grouped = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
 export function formatCount(n: number): string {
@@ -121,7 +127,7 @@ export function tooltipText(t: TooltipInput): string {
     const n = t.selectionRanges ?? 1;
     lines.push(`Selection: ${tokens(t.selection)}${n > 1 ? ` in ${n} selections, each encoded alone` : ''}`);
   }
-  lines.push(`Compiled core: ${s.compiled ? 'yes' : 'no'}`);
+  lines.push(s.compiled ? 'Compiled core: yes' : `Compiled core: no (pure-Python core: ${PURE_CORE_COST})`);
   if (t.pending) {
     lines.push('Updating…');
   }

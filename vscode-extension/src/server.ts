@@ -20,26 +20,17 @@ import {
   ServerOptions,
   State,
 } from 'vscode-languageclient/node';
-import {
-  Bundle,
-  createEnv,
-  EnvHost,
-  EnvPaths,
-  Failure,
-  findPython,
-  installArgs,
-  QUIET_PIP,
-  readBundle,
-  readyEnv,
-  why as failureText,
-} from './bundledEnv';
+import { Bundle, createEnv, EnvHost, EnvPaths, Failure, installArgs, QUIET_PIP, readBundle, readyEnv } from './bundledEnv';
 import { DocumentFilter, documentSelector } from './documentSelector';
 import { shellQuote } from './format';
 import { runProcess, RunResult } from './process';
 import { STATUS, Status } from './protocol';
+import { PipProxy, pipProxy } from './pipProxy';
+import { choosePython, findPythons, offlineFor, why as failureText } from './pythonChoice';
 import { onDidChangeInterpreter, selectedInterpreter } from './pythonInterpreter';
 import { RestartPolicy } from './restartPolicy';
 import { BundledPlan, describeSource, importCheckArgs, Launch, resolveLaunch, SERVE_ARGS } from './serverCommand';
+import { ServerOutput } from './serverLog';
 import { explicitServerSettings, readSettings, SECTION } from './settings';
 
 /**
@@ -86,6 +77,8 @@ export class ServerManager implements vscode.Disposable {
   private readonly statusEmitter = new vscode.EventEmitter<Status>();
   private readonly clientEmitter = new vscode.EventEmitter<LanguageClient>();
   private currentState: ServerState = 'stopped';
+  /** The client's output, each line at its level in the log. */
+  private readonly output: ServerOutput;
   /** Restarts the server when the Python extension's interpreter, which it runs on, changes. */
   private interpreterWatch: vscode.Disposable | undefined;
   private starting: Promise<void> | undefined;
@@ -104,7 +97,9 @@ export class ServerManager implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly middleware: Middleware,
     private readonly paths: ExtensionPaths,
-  ) {}
+  ) {
+    this.output = new ServerOutput(log);
+  }
 
   get state(): ServerState {
     return this.currentState;
@@ -142,6 +137,7 @@ export class ServerManager implements vscode.Disposable {
     const c = this.client;
     this.client = undefined;
     if (c) {
+      this.output.stopping = true;
       try {
         await c.dispose(5000);
       } catch (err) {
@@ -216,8 +212,8 @@ export class ServerManager implements vscode.Disposable {
       documentSelector: this.selector,
       // Only what the user set: the project configuration fills the rest on the server.
       initializationOptions: explicitServerSettings(vscode.workspace.getConfiguration(SECTION, folder?.uri)),
-      outputChannel: this.log,
-      traceOutputChannel: this.log,
+      outputChannel: this.output,
+      traceOutputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       middleware: { ...this.middleware, workspace: { configuration: answerConfiguration } },
       errorHandler: {
@@ -226,6 +222,7 @@ export class ServerManager implements vscode.Disposable {
       },
     };
     const client = new LanguageClient('tokenline', 'Tokenline', serverOptions, clientOptions);
+    this.output.stopping = false;
     client.onNotification(STATUS, (s: Status) => {
       this.statusEmitter.fire({ ...s, uri: client.protocol2CodeConverter.asUri(s.uri).toString() });
     });
@@ -281,21 +278,29 @@ export class ServerManager implements vscode.Disposable {
     const host = this.envHost();
     let python = await readyEnv(envPaths, bundle, host);
     if (!python) {
-      const base = await findPython(plan.candidates, host);
-      if (typeof base === 'string') {
+      const found = await findPythons(plan.candidates, runProcess);
+      if (typeof found === 'string') {
         this.bundledFailed({
           kind: 'no-python',
-          message: `Tokenline needs Python 3.10 or newer to run its server and found none (${base})`,
+          message: `Tokenline needs Python 3.10 or newer to run its server and found none (${found})`,
         });
         return undefined;
       }
+      if (found.length > 1) {
+        this.log.info(`Pythons found: ${found.map((p) => `${p.executable} (${p.version}, ${p.from})`).join('; ')}.`);
+      }
+      const choice = choosePython(found, bundle);
+      const base = choice.python;
+      this.log.info(`Python for the server environment: ${base.executable} (Python ${base.version}, ${base.from}).`);
+      // The proxy is named in the log when pip may reach the index.
+      const installing = this.envHost(!choice.offline || choice.core.kind === 'compile');
       this.activity = 'installing its server (first start); the log shows the progress';
       this.stateEmitter.fire(this.currentState);
       const result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Tokenline: installing its server', cancellable: true },
         (progress, token) =>
-          createEnv(envPaths, bundle, base, {
-            ...host,
+          createEnv(envPaths, bundle, choice, {
+            ...installing,
             progress: (message) => progress.report({ message }),
             token,
           }),
@@ -309,18 +314,36 @@ export class ServerManager implements vscode.Disposable {
     return { command: python, args: [...SERVE_ARGS], source: 'bundled', python };
   }
 
-  private envHost(): EnvHost {
+  /** VS Code's http.proxy and http.proxyStrictSSL for pip; `say` logs what they change. */
+  private pipProxy(say = false): PipProxy {
+    const http = vscode.workspace.getConfiguration('http');
+    const proxy = pipProxy({ proxy: http.get<string>('proxy') ?? '', strictSSL: http.get<boolean>('proxyStrictSSL') ?? true }, process.env);
+    for (const note of say ? proxy.notes : []) {
+      this.log.info(note);
+    }
+    return proxy;
+  }
+
+  /** How the extension runs pip: its output in the log (pip's errors and warnings at their level), VS Code's proxy. */
+  private envHost(say = false): EnvHost {
+    const proxy = this.pipProxy(say);
     return {
       run: runProcess,
       info: (m) => this.log.info(m),
+      warn: (m) => this.log.warn(m),
       output: (text) => {
         for (const line of text.split(/\r?\n/)) {
-          if (line.trim()) {
+          if (line.startsWith('ERROR:')) {
+            this.log.error(line.trimEnd());
+          } else if (line.startsWith('WARNING:')) {
+            this.log.warn(line.trimEnd());
+          } else if (line.trim()) {
             this.log.info(line.trimEnd());
           }
         }
       },
       progress: () => undefined,
+      env: { ...process.env, ...proxy.env },
     };
   }
 
@@ -419,14 +442,17 @@ export class ServerManager implements vscode.Disposable {
       return;
     }
     this.log.show(true);
-    const host = this.envHost();
+    const host = this.envHost(true);
+    // The dependencies from bundled/deps when the .vsix carries them for this Python.
+    const found = await findPythons([{ command: python, from: 'tokenline.python' }], runProcess);
+    const offline = typeof found !== 'string' && offlineFor(found[0], bundle);
     const r = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Tokenline: installing tokenline into ${python}…`, cancellable: true },
       async (_p, token) => {
         let last: RunResult | undefined;
-        for (const args of installArgs(bundled, bundle.version)) {
+        for (const args of installArgs(bundled, bundle.version, offline)) {
           this.log.info(`Running: ${shellQuote([python, ...args])}`);
-          last = await runProcess(python, [...args, ...QUIET_PIP], { timeoutMs: 15 * 60_000, token, onOutput: host.output });
+          last = await runProcess(python, [...args, ...QUIET_PIP], { timeoutMs: 15 * 60_000, token, onOutput: host.output, env: host.env });
           if (last.code !== 0) {
             break;
           }

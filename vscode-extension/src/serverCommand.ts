@@ -2,7 +2,7 @@
 // tokenline serve`, else the server bundled with the extension (bundledEnv.ts), in a private
 // environment made with the Python extension's interpreter or a Python on PATH.
 // Pure: the caller supplies the settings, the Python extension's interpreter and the platform.
-import { Candidate, pathCandidates } from './bundledEnv';
+import { Candidate, pathCandidates } from './pythonChoice';
 
 export interface Launch {
   /** Executable and arguments. */

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import {
   budgetLevel,
   formatCount,
   formatPercent,
   idsText,
   limitOf,
+  PURE_CORE_COST,
   shellQuote,
   statusBarText,
   statusLevel,
@@ -77,7 +80,7 @@ test('tooltip names model, window, percentage, compiled core and the selection',
   assert.doesNotMatch(t, /Over the window/);
   const over = tooltipText({ status: { ...status, tokens: 9301, compiled: false }, warnAt: 0.9, pending: true });
   assert.match(over, /Over the window by 1,109 tokens/);
-  assert.match(over, /Compiled core: no/);
+  assert.match(over, /Compiled core: no \(pure-Python core: edits about 20× slower\)/);
   assert.match(over, /Updating/);
   assert.doesNotMatch(over, /Selection/);
   assert.match(tooltipText({ status: { ...status, tokens: 7500 }, warnAt: 0.9 }), /warning threshold \(90%\)/);
@@ -119,4 +122,10 @@ test('commands are logged so they can be pasted into a shell', () => {
   assert.equal(shellQuote(['/usr/bin/python3', '-m', 'tokenline', 'serve']), '/usr/bin/python3 -m tokenline serve');
   assert.equal(shellQuote(['/opt/my env/python', '-c', 'import tokenline']), "'/opt/my env/python' -c 'import tokenline'");
   assert.equal(shellQuote(["it's"]), "'it'\\''s'");
+});
+
+test("the pure core's cost in the tooltip is the benchmark's measured ratio at 1 MB", () => {
+  const results = path.join(__dirname, '..', '..', '..', 'benchmarks', 'results', 'pure_core.json');
+  const ratio = JSON.parse(fs.readFileSync(results, 'utf8'))['1000000'].ratio as number;
+  assert.equal(PURE_CORE_COST, `edits about ${Math.round(ratio)}× slower`);
 });

@@ -78,11 +78,21 @@ test('document selector: language ids for files and untitled, patterns for files
   assert.equal(isPattern('notes.txt'), true);
 });
 
-test('the .vsix carries the server: npm run package builds the wheels first and ships bundled/', () => {
-  assert.match(pkg.scripts.package, /^npm run bundle-wheels && vsce package /);
+test('npm run package builds the universal .vsix and the linux-x64 one, which alone carries bundled/deps', () => {
+  const steps = pkg.scripts.package.split(' && ');
+  assert.equal(steps[0], 'npm run bundle-wheels');
+  assert.match(steps[1], /^vsce package (?!.*--target)/);
+  assert.equal(steps[2], 'npm run bundle-deps');
+  assert.match(steps[3], /^vsce package --target linux-x64 --ignoreFile \.vscodeignore\.linux-x64 /);
   assert.equal(pkg.scripts['bundle-wheels'], 'node scripts/bundle-wheels.mjs');
-  const ignore = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8').split('\n');
-  assert.ok(ignore.includes('!bundled/**'), '.vscodeignore keeps bundled/');
+  assert.equal(pkg.scripts['bundle-deps'], 'node scripts/bundle-deps.mjs');
+  const lines = (f: string) => fs.readFileSync(path.join(root, f), 'utf8').split('\n');
+  const universal = lines('.vscodeignore');
+  for (const kept of ['!bundled/bundle.json', '!bundled/requirements.txt', '!bundled/wheels/**', '!bundled/sdist/**', '!bundled/pip/**']) {
+    assert.ok(universal.includes(kept), `.vscodeignore keeps ${kept.slice(1)}`);
+  }
+  assert.ok(!universal.some((l) => l.startsWith('!bundled/deps') || l === '!bundled/**'), 'the universal .vsix carries no dependencies');
+  assert.ok(lines('.vscodeignore.linux-x64').includes('!bundled/**'));
   // bundled/ is built, never committed.
-  assert.ok(fs.readFileSync(path.join(root, '.gitignore'), 'utf8').split('\n').includes('bundled/'));
+  assert.ok(lines('.gitignore').includes('bundled/'));
 });
