@@ -48,6 +48,9 @@ COMPILED_MODULES = [
     "hfbytelevel",
     "spacecuts",
     "hffamily",
+    "addedmatch",
+    "prefixnorm",
+    "hfbpe",
 ]
 
 

@@ -13,6 +13,7 @@ from librt.vecs import vec
 from mypy_extensions import u8
 
 from tokenline.core.family import Family
+from tokenline.core.hfbpeloader import llama_family, llama_rules
 from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPreTokens
 from tokenline.core.hffamily import HFFamily
 from tokenline.core.model import Model
@@ -48,9 +49,12 @@ def load_hf_json(text: str, path: str = "<json>", parsed: Any = None) -> Model:
     model_type = spec["model"]["type"]
     vocab, inserted = _vocabulary(tok, spec)
     pattern, why = _piece_pattern(spec)
+    rules, unless = llama_rules(spec, tok)
     family: Family
     if pattern is not None:
         family = _byte_level_family(tok, spec, vocab, pattern)
+    elif rules is not None:
+        family = llama_family(tok, spec, vocab, rules)
     else:
         hf = HFFamily(vocab, tok, inserted)
         marker = _metaspace_marker(spec)
@@ -67,6 +71,8 @@ def load_hf_json(text: str, path: str = "<json>", parsed: Any = None) -> Model:
             hf.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
         elif _splits_at_spaces(spec, tok):
             hf.use_spaces(SpaceCuts(tok.normalizer, marker))
+        elif unless:
+            hf.mode_note = f"tokenizer.json models re-encode whole unless {unless}"
         elif model_type in ("Unigram", "BPE") and marker:
             hf.mode_note = f"tokenizer.json models re-encode whole unless {NOT_SPACES}"
         elif why:
