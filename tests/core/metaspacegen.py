@@ -65,6 +65,14 @@ def generated(seed: int, corpus: str) -> tuple[str, str]:
     return json.dumps(spec, ensure_ascii=False), f"{model_kind}/{norm_kind}/{pre_kind}"
 
 
+def generated_bpe(seed: int, corpus: str) -> Any:
+    """A BPE model section of random pieces and merges (with byte fallback or an unknown token,
+    fused or not) for other layouts to use (tests/core/test_hf_bpe.py)."""
+    rng = random.Random(seed)
+    alphabet = sorted(set(rng.sample(POOL, rng.randint(20, len(POOL)))) | {"\u2581"})
+    return _bpe(rng, alphabet, _sample(rng, corpus), rng.random() < 0.5)
+
+
 def _sample(rng: random.Random, corpus: str) -> str:
     """A stretch of the corpus in Metaspace's form, where multi-character pieces come from."""
     start = rng.randrange(0, max(1, len(corpus) - 20_000))

@@ -68,14 +68,15 @@ def family_classes() -> dict[str, str]:
 def test_the_engine_names_no_family() -> None:
     engine = reached_from("document")
     families = family_classes()
-    assert {"SentencePieceFamily", "ByteLevelFamily", "HFFamily"} <= families.keys()
+    assert {"SentencePieceFamily", "ByteLevelFamily", "HFFamily", "HFBPEFamily"} <= families.keys()
     family_modules = set(families.values())
     assert engine & family_modules == set(), "the engine imports a family's module"
     for name in sorted(engine):
         libraries = {m.split(".")[0] for m in imported(tree(name))} & set(REFERENCE_LIBRARIES)
         assert not libraries, f"{name}.py (reached from document.py) imports {libraries}"
     # Modules only a family uses stay out of the engine too.
-    for name in ("normalizer", "pretokens", "spsegments", "spacecuts", "charsmap", "usermatch"):
+    family_parts = ("normalizer", "pretokens", "spsegments", "spacecuts", "charsmap", "usermatch")
+    for name in (*family_parts, "addedmatch", "prefixnorm"):
         assert name not in engine, f"document.py reaches {name}.py"
 
 
