@@ -1,8 +1,9 @@
 """Hugging Face tokenizer.json files for the benchmarks, trained on Botchan in well under a second.
 
-No real tokenizer.json is at hand offline, so bench_families trains three with the `tokenizers`
+No real tokenizer.json is at hand offline, so bench_families trains four with the `tokenizers`
 trainers in the layouts of common models: Llama 3's byte-level BPE (GPT-4's pattern split, then
-ByteLevel, ignore_merges), BERT's lower-casing WordPiece and T5's Unigram with Metaspace. The
+ByteLevel, ignore_merges), Llama 2's BPE (Prepend + Replace normalizer, byte fallback), BERT's
+lower-casing WordPiece and T5's Unigram with Metaspace. The
 vocabularies are as large as Botchan allows (VOCAB), so that tokens are whole words, as in the
 real files. Each file is the same on every run (the trainers alone are not: see
 bert_wordpiece and _canonical_unigram).
@@ -44,6 +45,47 @@ def llama3_style(lines: list[str]) -> tuple[Tokenizer, Any]:
         show_progress=False,
     )
     return tok, trainer
+
+
+LLAMA2_SPECIALS = ["<unk>", "<s>", "</s>"]
+
+
+def llama2_style(lines: list[str]) -> tuple[Tokenizer, Any]:
+    """Trained with Metaspace splitting at spaces, as SentencePiece trains Llama 2's pieces (none
+    holds "▁" after another character); train() then gives the file Llama 2's layout."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True))
+    tok.pre_tokenizer = pre.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB, special_tokens=LLAMA2_SPECIALS, show_progress=False
+    )
+    return tok, trainer
+
+
+def _llama2_layout(spec: dict[str, Any]) -> None:
+    """Llama 2's tokenizer.json: Prepend("▁") + Replace(" ", "▁"), no pre-tokenizer, its
+    decoder, the 256 <0xXX> pieces and byte fallback."""
+    spec["normalizer"] = {
+        "type": "Sequence",
+        "normalizers": [
+            {"type": "Prepend", "prepend": "▁"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+        ],
+    }
+    spec["pre_tokenizer"] = None
+    spec["decoder"] = {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+            {"type": "ByteFallback"},
+            {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+        ],
+    }
+    vocab = spec["model"]["vocab"]
+    top = max(vocab.values()) + 1
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", top + b)
+    spec["model"]["byte_fallback"] = True
 
 
 BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -93,6 +135,7 @@ def t5_unigram(lines: list[str]) -> tuple[Tokenizer, Any]:
 # name -> its untrained tokenizer and trainer (bench_families takes them as `hf:<name>`).
 LAYOUTS: dict[str, Callable[[list[str]], tuple[Tokenizer, Any]]] = {
     "llama3-style": llama3_style,
+    "llama2-style": llama2_style,
     "bert-wordpiece": bert_wordpiece,
     "t5-unigram": t5_unigram,
 }
@@ -112,6 +155,8 @@ def train(name: str, corpus: Path, out_dir: Path) -> Path:
         spec["added_tokens"] = [a for a in spec["added_tokens"] if a["content"] in BERT_SPECIALS]
     elif name == "t5-unigram":
         _canonical_unigram(spec["model"])
+    elif name == "llama2-style":
+        _llama2_layout(spec)
     path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
     return path
 
