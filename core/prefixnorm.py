@@ -364,13 +364,21 @@ class PrefixNorm(Normalization):
     def split_range(self, start: i64, end: i64) -> tuple[str, i64, i64, str]:
         """The selection alone normalizes as the document does there when no added match is
         near it (within what deciding one reads): its own marker in front, then the
-        document's normalized text."""
+        document's normalized text; unless that marker begins a match (a normalized added
+        token's form starts with the marker the normalizer prepends)."""
         ms = self.matches
         k: i64 = match_before(ms, end + self.reach)
         if k >= 0 and ms.ends[k] > start - self.reach:
             return "", -1, -1, ""
         head = self.rules.head(self.orig.slice(start, start + 1))
-        return head, self.to_norm(start), self.to_norm(end), ""
+        q0: i64 = self.to_norm(start)
+        if head != "" and self.reach > 0:
+            found = Matches()
+            probe = head + self.slice(q0, q0 + self.reach)
+            self.rules.added.find(probe, 0, len(probe), found)
+            if found.size() > 0 and found.starts[0] == 0:
+                return "", -1, -1, ""
+        return head, q0, self.to_norm(end), ""
 
 
 def scan_layout(rules: StretchRules, text: str, base: i64, at: i64, out: Layout) -> None:

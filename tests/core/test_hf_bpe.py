@@ -492,3 +492,25 @@ def test_generated_files(
     holds_marker = any("\u2581" in a["content"] for a in spec["added_tokens"])
     assert judge.model.incremental == (not holds_marker), layout
     run_edits(judge, text, data)
+
+
+@pytest.mark.parametrize("name", ["prepend-replace", "meta-never", "strips", "phi-3-mini"])
+@given(data=st.data())
+def test_long_selections(
+    judges: dict[str, Judge], botchan: str, name: str, data: st.DataObject
+) -> None:
+    """Selections longer than the ones simply encoded reuse the document's tokens between two
+    windows (their own marker in front): with added tokens and white space at their ends."""
+    judge = judge_of(judges, name)
+    start = data.draw(st.integers(0, len(botchan) - 12_000), label="offset")
+    text = botchan[start : start + 12_000]
+    for _ in range(data.draw(st.integers(0, 6), label="inserted")):
+        at = data.draw(st.integers(0, len(text)), label="at")
+        text = text[:at] + data.draw(st.sampled_from([*judge.added, " ", "  ", "\n"])) + text[at:]
+    doc = Document(judge.model, text)
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text) - 5_000), label="a")
+        b = data.draw(st.integers(a + 4_100, len(text)), label="b")
+        expected = judge.ids(text[a:b])
+        assert doc.encode_range(a, b) == expected
+        assert doc.count(a, b) == len(expected)
