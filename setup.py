@@ -49,6 +49,7 @@ COMPILED_MODULES = [
     "spacecuts",
     "hffamily",
     "addedmatch",
+    "stretchlayout",
     "prefixnorm",
     "hfbpe",
 ]

@@ -22,8 +22,9 @@ from mypy_extensions import i32, i64, u8
 from tokenline.core.addedmatch import Matches
 from tokenline.core.family import Family
 from tokenline.core.normalization import Normalization
-from tokenline.core.prefixnorm import PrefixNorm, StretchRules
+from tokenline.core.prefixnorm import PrefixNorm
 from tokenline.core.rope import TextRope
+from tokenline.core.stretchlayout import StretchRules
 from tokenline.core.symboledges import SymbolEdges
 from tokenline.core.tokens import TokenRun, TokenStore, empty_run
 from tokenline.core.vocab import Vocabulary

@@ -10,9 +10,9 @@ from typing import Any
 
 from tokenline.core.addedmatch import FIRST, SECOND, AddedMatcher, AddedTokens, is_white
 from tokenline.core.hfbpe import HFBPEFamily
-from tokenline.core.prefixnorm import ALWAYS, FIRST_ONLY, NEVER, NO_METASPACE, StretchRules
 from tokenline.core.segments import Segmenter
 from tokenline.core.spsegments import WhitespaceSegmenter
+from tokenline.core.stretchlayout import ALWAYS, FIRST_ONLY, NEVER, NO_METASPACE, StretchRules
 from tokenline.core.vocab import Vocabulary
 
 SCHEMES = {"always": ALWAYS, "first": FIRST_ONLY, "never": NEVER}

@@ -76,7 +76,7 @@ def test_the_engine_names_no_family() -> None:
         assert not libraries, f"{name}.py (reached from document.py) imports {libraries}"
     # Modules only a family uses stay out of the engine too.
     family_parts = ("normalizer", "pretokens", "spsegments", "spacecuts", "charsmap", "usermatch")
-    for name in (*family_parts, "addedmatch", "prefixnorm"):
+    for name in (*family_parts, "addedmatch", "stretchlayout", "prefixnorm"):
         assert name not in engine, f"document.py reaches {name}.py"
 
 
