@@ -27,7 +27,7 @@ from tokenline.core.rope import TextRope
 from tokenline.core.stretchlayout import StretchRules
 from tokenline.core.symboledges import SymbolEdges
 from tokenline.core.tokens import TokenRun, TokenStore, empty_run
-from tokenline.core.vocab import Vocabulary
+from tokenline.core.vocab import Vocabulary, byte_piece_value
 from tokenline.core.window import Edges, Stats
 
 # What the BPE model makes of a character it meets (HF's BPE::merge_word): a piece of its own,
@@ -92,35 +92,46 @@ class HFBPEFamily(Family):
         found = Matches()
         self.rules.added.find(text, 0, len(text), found)
         pos: i64 = 0
+        held: i64 = 0  # characters of no token yet (dropped ones at the text's start)
         k: i64 = 0
         while k < found.size():
             s: i64 = found.starts[k]
             e: i64 = found.ends[k]
             if s > pos:
-                self._model_tokens(text[pos:s], run)
-            run.add_token(i64(found.ids[k]), e - s, 0, False)
+                held = self._model_tokens(text[pos:s], run, held)
+            run.add_token(i64(found.ids[k]), e - s + held, 0, False)
+            held = 0
             pos = e
             k += 1
         if pos < len(text):
-            self._model_tokens(text[pos:], run)
+            self._model_tokens(text[pos:], run, held)
         return run
 
     def token_bytes(self, token_id: i64) -> bytes:
         """A byte-fallback piece (<0xE4>) is that byte, an added token its text as written, any
         other piece its text with the marker as a space."""
         piece = self.vocab.piece(token_id)
-        if self.vocab.is_byte(token_id) and len(piece) == 6 and piece.startswith("<0x"):
-            return bytes([int(piece[3:5], 16)])
+        value = byte_piece_value(piece)
+        if self.vocab.is_byte(token_id) and value >= 0:
+            return bytes([value])
         if int(token_id) not in self.added:
             piece = piece.replace(self.marker, " ")
         return piece.encode("utf-8")
 
     # -- the BPE model's tokens ----------------------------------------------------------------
 
-    def _model_tokens(self, part: str, run: TokenRun) -> None:
+    def _model_tokens(self, part: str, run: TokenRun, held: i64) -> i64:
         """Appends the tokens of one piece between added tokens: the BPE model's ids, each with
-        the normalized characters it holds (a character's later fallback bytes hold none)."""
+        the normalized characters it holds (a character's later fallback bytes hold none), the
+        first also those `held` before it. A piece of characters the model drops only gives
+        them to the token before it (or holds them for the next): returns what is held."""
         ids: list[int] = [t.id for t in self.bpe.tokenize(part)]
+        if len(ids) == 0:
+            if run.size() == 0:
+                return held + len(part)
+            last: i64 = run.size() - 1
+            run.lens[last] = run.lens[last] + i32(len(part))
+            return 0
         lens, walk = self.vocab.fixed_lengths(ids)
         total: i64 = 0
         unk: i64 = self.unk
@@ -132,10 +143,12 @@ class HFBPEFamily(Family):
             i += 1
         if walk or total != len(part):
             lens = self._walk(ids, part)
+        lens[0] = lens[0] + i32(held)
         i = 0
         while i < len(ids):
             run.add_token(ids[i], i64(lens[i]), 0, False)
             i += 1
+        return 0
 
     def _walk(self, ids: list[int], part: str) -> vec[i32]:
         """Token lengths found by walking the text: an unknown token holds one unknown character

@@ -130,7 +130,10 @@ def llama_family(
     family.byte_fallback = bool(model.get("byte_fallback"))
     family.singles = {p for p in pieces if len(p) == 1}
     family.byte_pieces = {b for b in range(256) if f"<0x{b:02X}>" in pieces}
-    family.segmenter = _segments(pieces, rules)
+    # A model with no unknown token and no byte for every character drops some: a segment of
+    # those only would have no token to hold it.
+    drops = family.unk < 0 and not (family.byte_fallback and len(family.byte_pieces) == 256)
+    family.segmenter = None if drops else _segments(pieces, rules)
     return family
 
 
