@@ -25,10 +25,10 @@ from tokenline.core.stretchlayout import (
     Layout,
     StretchRules,
     copy_matches,
+    first_changed_match,
     keep_before,
     lower,
     match_before,
-    same_match,
     scan_layout,
     splice,
 )
@@ -182,31 +182,13 @@ class PrefixNorm(Normalization):
                 break
             i += 1
             j += 1
-        changed: i64 = self._first_changed_match(restart, min(d, start), start, found.matches)
+        changed: i64 = first_changed_match(
+            self.matches, restart, min(d, start), start, found.matches
+        )
         if changed < d:
             d = changed
             marker = False
         return d + lower(ins, d if marker else d + 1)
-
-    def _first_changed_match(self, restart: i64, limit: i64, start: i64, found: Matches) -> i64:
-        """The start of the first added match before `limit` that is not the old one (or that
-        reaches the edit at `start`), else limit."""
-        ms = self.matches
-        k: i64 = lower(ms.starts, restart)
-        m: i64 = 0
-        while True:
-            old: bool = k < ms.size() and ms.starts[k] < limit
-            new: bool = m < found.size() and found.starts[m] < limit
-            if not old and not new:
-                return limit
-            if not old:
-                return found.starts[m]
-            if not new:
-                return ms.starts[k]
-            if not same_match(ms, k, found, m) or ms.ends[k] > start:
-                return min(ms.starts[k], found.starts[m])
-            k += 1
-            m += 1
 
     def _restart(self, start: i64) -> i64:
         """A place before an edit at `start` where finding added tokens may start again: no

@@ -182,6 +182,26 @@ def copy_matches(ms: Matches, k0: i64, k1: i64, delta: i64, out: Matches) -> Non
         k += 1
 
 
+def first_changed_match(ms: Matches, restart: i64, limit: i64, start: i64, found: Matches) -> i64:
+    """The start of the first match before `limit` (from restart) that `found` does not have as
+    ms has it, or that reaches an edit at `start`; limit if none."""
+    k: i64 = lower(ms.starts, restart)
+    m: i64 = 0
+    while True:
+        old: bool = k < ms.size() and ms.starts[k] < limit
+        new: bool = m < found.size() and found.starts[m] < limit
+        if not old and not new:
+            return limit
+        if not old:
+            return found.starts[m]
+        if not new:
+            return ms.starts[k]
+        if not same_match(ms, k, found, m) or ms.ends[k] > start:
+            return min(ms.starts[k], found.starts[m])
+        k += 1
+        m += 1
+
+
 def same_match(ms: Matches, k: i64, other: Matches, m: i64) -> bool:
     return (
         ms.starts[k] == other.starts[m]
