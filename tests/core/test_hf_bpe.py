@@ -4,8 +4,9 @@ edit Document.ids() equals the tokenizers library's encode, and token spans part
 The files are the trained Llama 2 style one (tests/core/hfkit.py) and variants of it that
 change one thing the engine must follow: Metaspace's prepend schemes instead of the normalizer,
 a normalizer that only replaces spaces, added tokens in either pass with lstrip and rstrip, no
-byte fallback (characters dropped, or an unknown token, fused or not), some bytes missing; and
-the real Phi-3 mini file when the corpus of real files holds it.
+byte fallback (characters dropped, or an unknown token, fused or not), some bytes missing; the
+other Llama 2 style files hfkit trains; generated vocabularies; and the real Phi-3 mini file
+(Llama 2's pieces and its chat tokens, most of them rstrip: tests/data/tokenizers).
 """
 
 from __future__ import annotations
@@ -125,8 +126,17 @@ VARIANTS: dict[str, Callable[[Spec], None]] = {
     "unk-single": _no_fallback("<unk>", False, lambda b: False),
     "some-bytes": _no_fallback("<unk>", True, lambda b: b < 0xF0),
 }
-# Trained files of hfkit that are of this layout too (Metaspace without split, [UNK] fused).
-TRAINED = ["meta-always-nosplit", "meta-first-nosplit", "meta-never-nosplit"]
+# Trained files of hfkit that are of this layout too: Llama 2's with and without byte fallback,
+# as newer files write it (Metaspace without split), untyped; Metaspace without split, [UNK].
+TRAINED = [
+    "llama-style-nofallback",
+    "llama-metaspace",
+    "llama-metaspace-nofallback",
+    "untyped-llama-style",
+    "meta-always-nosplit",
+    "meta-first-nosplit",
+    "meta-never-nosplit",
+]
 
 
 class Judge:
@@ -158,18 +168,11 @@ def judges(tmp_path_factory: pytest.TempPathFactory, botchan: str) -> dict[str, 
         found[name] = Judge(name, path)
     for name in TRAINED:
         found[name] = Judge(name, hfkit.train(name, out, botchan))
-    if PHI3.is_file():
-        found["phi-3-mini"] = Judge("phi-3-mini", PHI3)
+    found["phi-3-mini"] = Judge("phi-3-mini", PHI3)
     return found
 
 
 NAMES = [*VARIANTS, *TRAINED, "phi-3-mini"]
-
-
-def judge_of(judges: dict[str, Judge], name: str) -> Judge:
-    if name not in judges:
-        pytest.skip(f"{PHI3} is not in this checkout")
-    return judges[name]
 
 
 # -- what the fuzzing types --------------------------------------------------------------------
@@ -234,7 +237,7 @@ def run_edits(judge: Judge, text: str, data: st.DataObject) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_files_are_cut_into_windows(judges: dict[str, Judge], name: str) -> None:
-    model = judge_of(judges, name).model
+    model = judges[name].model
     assert isinstance(model.family, HFBPEFamily)
     assert model.incremental and model.mode_note == "incremental"
 
@@ -244,7 +247,7 @@ def test_the_files_are_cut_into_windows(judges: dict[str, Judge], name: str) -> 
 def test_edits_match_the_reference(
     judges: dict[str, Judge], name: str, text: str, data: st.DataObject
 ) -> None:
-    run_edits(judge_of(judges, name), text, data)
+    run_edits(judges[name], text, data)
 
 
 @pytest.mark.parametrize("name", ["prepend-replace", "meta-first", "strips", "phi-3-mini"])
@@ -253,7 +256,7 @@ def test_edits_on_prose(
     judges: dict[str, Judge], botchan: str, name: str, data: st.DataObject
 ) -> None:
     start = data.draw(st.integers(0, len(botchan) - 3000), label="offset")
-    run_edits(judge_of(judges, name), botchan[start : start + 3000], data)
+    run_edits(judges[name], botchan[start : start + 3000], data)
 
 
 @pytest.mark.parametrize("name", ["strips", "meta-first-strips", "phi-3-mini"])
@@ -263,7 +266,7 @@ def test_added_tokens_typed_one_character_at_a_time(
 ) -> None:
     """An added token appears when its last character is typed (white space around it, which a
     strip may take, typed before or after), and goes when one of its characters is deleted."""
-    judge = judge_of(judges, name)
+    judge = judges[name]
     content = data.draw(st.sampled_from(judge.added), label="token")
     text = data.draw(st.sampled_from(["a b", "x  y", "one\n\ntwo", "  ", "k\u2581 q"]))
     at = data.draw(st.integers(0, len(text)), label="at")
@@ -381,7 +384,7 @@ def test_other_layouts_keep_their_mode(
 def test_windows_stay_small(judges: dict[str, Judge], botchan: str, name: str) -> None:
     """Prose with added tokens in it (typed as text): an edit re-encodes a few words, not the
     document, and the document opens segment by segment."""
-    judge = judge_of(judges, name)
+    judge = judges[name]
     # Real files' pieces hold no marker after another character (trained ones here do).
     assert (judge.model.family.segmenter is not None) == (name == "phi-3-mini")
     text = botchan[:40_000].replace("\n\n", "\n\n" + " ".join(judge.added[:4]) + " \n", 20)
@@ -417,7 +420,7 @@ def test_token_bytes_are_the_text(
 ) -> None:
     """Markers are spaces (the prepended one too), fallback bytes are bytes, added tokens are
     their text as written (the white space they strip is not theirs)."""
-    judge = judge_of(judges, name)
+    judge = judges[name]
     ids = judge.ids(text)
     joined = b"".join(judge.model.family.token_bytes(i) for i in ids)
     assert joined == expected.encode("utf-8")
@@ -425,7 +428,7 @@ def test_token_bytes_are_the_text(
 
 @pytest.mark.parametrize("name", ["prepend-replace", "phi-3-mini"])
 def test_a_character_in_fallback_bytes_is_one_group(judges: dict[str, Judge], name: str) -> None:
-    judge = judge_of(judges, name)
+    judge = judges[name]
     text = "a \U0001d518 b"  # no piece of either file
     doc = Document(judge.model, text)
     check_document(judge, doc, text)
@@ -501,7 +504,7 @@ def test_long_selections(
 ) -> None:
     """Selections longer than the ones simply encoded reuse the document's tokens between two
     windows (their own marker in front): with added tokens and white space at their ends."""
-    judge = judge_of(judges, name)
+    judge = judges[name]
     start = data.draw(st.integers(0, len(botchan) - 12_000), label="offset")
     text = botchan[start : start + 12_000]
     for _ in range(data.draw(st.integers(0, 6), label="inserted")):

@@ -56,7 +56,7 @@ EXPECTED = {
     "t5-small/tokenizer.json": ("unigram (tokenizer.json)", True),
     "gpt2/tokenizer.json": ("bpe (tokenizer.json)", True),
     "gpt-neox-20b/tokenizer.json": ("bpe (tokenizer.json)", None),
-    "phi-3-mini/tokenizer.json": ("bpe (tokenizer.json)", None),
+    "phi-3-mini/tokenizer.json": ("bpe (tokenizer.json)", True),
     "falcon/tokenizer.json": ("bpe (tokenizer.json)", False),
     "clip/tokenizer.json": ("bpe (tokenizer.json)", False),
     "whisper/gpt2.tiktoken": ("tiktoken", True),
