@@ -6,10 +6,11 @@ of the same text; an edit inside one 1 MB pre-token (a run of letters, where the
 of the piece is the whole cost); and opening a document beside one full encode. Medians over
 many runs, ratios taken in the same run (the machines are shared and noisy).
 
-Models are tiktoken names, Tekken files, or `hf:<layout>`: a tokenizer.json trained at the start
-of the run (see trained_models: no real one is at hand offline), against the `tokenizers`
-library's own encode. A model Tokenline re-encodes whole on every edit gets fewer edits: each
-series of edits stops after `--budget` seconds.
+Models are tiktoken names, Tekken files, tokenizer.json files (by default the real Phi-3 mini
+file of tests/data: Llama 2's pieces and layout), or `hf:<layout>`: a tokenizer.json trained at
+the start of the run (see trained_models), against the `tokenizers` library's own encode. A
+model Tokenline re-encodes whole on every edit gets fewer edits: each series of edits stops
+after `--budget` seconds.
 
     TIKTOKEN_CACHE_DIR=... python benchmarks/bench_families.py [--quick] [--models o200k_base,...]
 """
@@ -37,12 +38,14 @@ from tokenline.core import COMPILED, Document, Model, load_model
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared"
 CORPUS = SHARED / "corpora" / "botchan.txt"
+PHI3 = HERE.parent / "tests" / "data" / "tokenizers" / "phi-3-mini" / "tokenizer.json"
 DEFAULT_MODELS = ",".join(
     [
         "o200k_base",
         "cl100k_base",
         str(SHARED / "models" / "tekken_240911.json"),
         *(f"hf:{name}" for name in trained_models.LAYOUTS),
+        str(PHI3),
     ]
 )
 TARGETS = {"median_us": 30.0, "flatness": 1.5, "speedup_1mb": 1000.0, "blob_ms": 1.0, "open": 1.3}
