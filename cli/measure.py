@@ -116,7 +116,7 @@ class Measurer:
         if known is not None:
             return known
         source = resolve_model(text, base_dir)
-        if text and text not in bundled_models() and source.kind != "tiktoken":
+        if text and text not in bundled_models() and source.origin != "tiktoken":
             _check_file(text, base_dir, Path(source.path))
         model = self._models.get(source.key)
         if model is None:

@@ -14,7 +14,7 @@ from tokenline.core import ModelError, hf_hub_cache, tiktoken_cache_dir
 from tokenline.core.catalog import (
     BUNDLED,
     HUGGINGFACE,
-    KINDS,
+    SECTIONS,
     TIKTOKEN,
     CatalogEntry,
     model_catalog,
@@ -106,21 +106,21 @@ def _headings(folder: Path) -> dict[str, str]:
 
 
 def _where(e: CatalogEntry) -> str:
-    if e.kind == TIKTOKEN and not e.cached:
+    if e.section == TIKTOKEN and not e.cached:
         return f"not cached: downloaded on first use (tokenline models fetch {e.value})"
     note = "  (the default)" if e.default else ""
-    return f"{e.format}  {e.path}{note}" if e.kind != TIKTOKEN else f"cached  {e.path}"
+    return f"{e.format}  {e.path}{note}" if e.section != TIKTOKEN else f"cached  {e.path}"
 
 
 def listing(entries: Sequence[CatalogEntry], folder: Path) -> str:
-    """The entries under a heading per kind, each as `value  format  path`; a kind with nothing
-    says so, so that the list also tells where Tokenline looked."""
+    """The entries under a heading per section, each as `value  format  path`; a section with
+    nothing says so, so that the list also tells where Tokenline looked."""
     headings = _headings(folder)
     width = min(max((len(e.value) for e in entries), default=0), NAME_WIDTH)
     lines: list[str] = []
-    for kind in KINDS:
-        lines.append(headings[kind])
-        mine = [e for e in entries if e.kind == kind]
+    for section in SECTIONS:
+        lines.append(headings[section])
+        mine = [e for e in entries if e.section == section]
         lines.extend(f"  {e.value:<{width}}  {_where(e)}" for e in mine)
         if not mine:
             lines.append("  (none)")

@@ -26,8 +26,8 @@ BUNDLED = "bundled"
 TIKTOKEN = "tiktoken"
 WORKSPACE = "workspace"
 HUGGINGFACE = "huggingface"
-# The kinds, in the order the catalog lists them.
-KINDS = (BUNDLED, TIKTOKEN, WORKSPACE, HUGGINGFACE)
+# The catalog's sections, in the order it lists them.
+SECTIONS = (BUNDLED, TIKTOKEN, WORKSPACE, HUGGINGFACE)
 
 # The workspace walk for tokenizer files: folders it never enters, how deep it goes, how many
 # directories it reads at most, and how many files it lists at most.
@@ -41,9 +41,9 @@ RANK_HEAD = 256
 
 @dataclass(frozen=True)
 class CatalogEntry:
-    """One model that can be used here."""
+    """One model that can be used here, in one of the SECTIONS."""
 
-    kind: str
+    section: str
     # What a list shows.
     name: str
     # The model setting (or `--model` value) that loads it.
@@ -62,7 +62,11 @@ class CatalogEntry:
     default: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """As `tokenline models --json` writes it: the section under "kind", the name the
+        server's `tokenline/models` gives it too."""
+        out = asdict(self)
+        out["kind"] = out.pop("section")
+        return out
 
 
 def model_catalog(folders: Sequence[Path] = ()) -> list[CatalogEntry]:
@@ -108,8 +112,8 @@ def workspace_entries(folders: Sequence[Path]) -> list[CatalogEntry]:
         for path in workspace_tokenizers(folder):
             rel = path.relative_to(folder).as_posix()
             value = rel if len(folders) == 1 else str(path)
-            kind = file_format(path)
-            out.append(CatalogEntry(WORKSPACE, rel, value, str(path), kind, folder=str(folder)))
+            found = file_format(path)
+            out.append(CatalogEntry(WORKSPACE, rel, value, str(path), found, folder=str(folder)))
     return out
 
 
@@ -186,7 +190,7 @@ def _walk(folder: Path) -> Iterator[tuple[Path, list[str]]]:
 __all__ = [
     "BUNDLED",
     "HUGGINGFACE",
-    "KINDS",
+    "SECTIONS",
     "TIKTOKEN",
     "WORKSPACE",
     "CatalogEntry",

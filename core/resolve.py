@@ -44,18 +44,19 @@ class ModelSource:
     path: str
     # The bundled name or repo id the user wrote; None for a file, which is named after itself.
     name: str | None = None
-    # "tiktoken" for an encoding tiktoken loads by name (path is the spec), else "file".
-    kind: str = "file"
+    # Where the model comes from: "tiktoken" for an encoding tiktoken loads by name (path is the
+    # spec), else "file".
+    origin: str = "file"
 
     @property
     def key(self) -> str:
         """What every spec that loads the same model shares, to load it once: the file's real
         path, or a tiktoken encoding's name (named, not a file)."""
-        return self.path if self.kind == "tiktoken" else os.path.realpath(self.path)
+        return self.path if self.origin == "tiktoken" else os.path.realpath(self.path)
 
     def load(self) -> Model:
         """The model in this file (ModelError when it cannot be used)."""
-        if self.kind == "tiktoken":
+        if self.origin == "tiktoken":
             return load_tiktoken(self.path)
         model = load_file(self.path)
         if self.name is not None:
@@ -142,7 +143,7 @@ def find_in_hf_cache(
     repo_id: str, cache: Path | None = None, names: tuple[str, ...] = FOLDER_ORDER
 ) -> Path | None:
     """The tokenizer file of `repo_id` in the local cache: the `main` snapshot first, then any;
-    in a snapshot, the file a folder means (tokenizer_in_folder), among the kinds `names` allows
+    in a snapshot, the file a folder means (tokenizer_in_folder), among the files `names` allows
     (FOLDER_ORDER's rules)."""
     root = (cache or hf_hub_cache()) / (HF_REPO_PREFIX + repo_id.replace("/", "--"))
     for snapshot in _snapshots(root):

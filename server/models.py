@@ -96,7 +96,7 @@ def model_choices(
             "label": entry.name,
             "value": entry.value,
             "description": _description(entry, len(folders) > 1),
-            "kind": entry.kind,
+            "kind": entry.section,
             "path": entry.path,
         }
         if not entry.cached:
@@ -115,17 +115,17 @@ def _key(value: str, base_dir: str | None) -> str | None:
 
 
 def _description(entry: CatalogEntry, many_folders: bool) -> str:
-    if entry.kind == TIKTOKEN_KIND:
+    if entry.section == TIKTOKEN_KIND:
         # The folder, not the cache's file (named by a hash of its URL, which says nothing).
         if entry.cached:
             return f"cached in {Path(entry.path).parent}"
         return "downloaded by tiktoken on first use"
-    if entry.kind == WORKSPACE_KIND:
+    if entry.section == WORKSPACE_KIND:
         what = FORMAT_NAMES.get(entry.format, entry.format)
         return what + (f" in {Path(entry.folder).name}" if many_folders else "")
     if entry.default:
         return "bundled, the default"
-    if entry.kind == "bundled":
+    if entry.section == "bundled":
         return "bundled"
     return f"Hugging Face cache: {entry.path}"
 
@@ -176,7 +176,7 @@ class ModelsFeature(Feature):
             source = resolve_model(spec, self._base_dir(uri))
         except ModelError:
             return None
-        return known_window(spec, None if source.kind == "tiktoken" else source.path)
+        return known_window(spec, None if source.origin == "tiktoken" else source.path)
 
     def _base_dir(self, uri: str | None) -> str | None:
         folder = folder_of(self.host.folders(), uri)

@@ -44,7 +44,7 @@ def test_every_encoding_tiktoken_knows_is_listed_and_none_is_cached(cache: Path)
     entries = model_catalog()
     assert entries[0].value == BUNDLED_DEFAULT and entries[0].default
     assert entries[0].path == str(bundled_model_path())
-    listed = [e for e in entries if e.kind == "tiktoken"]
+    listed = [e for e in entries if e.section == "tiktoken"]
     assert [e.value for e in listed] == list(reversed(tiktoken.list_encoding_names()))
     assert all(not e.cached and e.path == "" for e in listed)
     (o200k,) = [e for e in listed if e.value == "o200k_base"]
@@ -55,7 +55,7 @@ def test_seeded_encodings_are_cached_in_tiktokens_own_file(
     tiktoken_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tiktoken_cache))
-    by_value = {e.value: e for e in model_catalog() if e.kind == "tiktoken"}
+    by_value = {e.value: e for e in model_catalog() if e.section == "tiktoken"}
     for name in tiktokencache.SEEDED:
         entry = by_value[name]
         assert entry.cached
@@ -84,7 +84,7 @@ def test_workspace_tokenizer_files_are_listed_relative_to_one_folder(
     for skipped in ("node_modules/x", ".git/y", ".hidden"):
         (ws / skipped).mkdir(parents=True)
         (ws / skipped / "tokenizer.json").write_text("{}", encoding="utf-8")
-    entries = [e for e in model_catalog([ws]) if e.kind == "workspace"]
+    entries = [e for e in model_catalog([ws]) if e.section == "workspace"]
     assert [(e.value, e.format) for e in entries] == [
         ("tekken_v3.json", "Tekken"),
         ("a/tokenizer.json", "tokenizer.json"),
@@ -94,7 +94,7 @@ def test_workspace_tokenizer_files_are_listed_relative_to_one_folder(
     # Two folders: absolute values, since no one folder is what a relative path is taken against.
     other = tmp_path / "other"
     other.mkdir()
-    values = [e.value for e in model_catalog([ws, other]) if e.kind == "workspace"]
+    values = [e.value for e in model_catalog([ws, other]) if e.section == "workspace"]
     relative = ("tekken_v3.json", "a/tokenizer.json", "a/b/tokenizer.model")
     assert values == [str(ws / rel) for rel in relative]
 
@@ -111,7 +111,7 @@ def test_hugging_face_cache_repos_with_their_paths(cache: Path, tmp_path: Path) 
     snapshot = tmp_path / "hub" / "models--acme--tiny" / "snapshots" / "abc"
     snapshot.mkdir(parents=True)
     shutil.copyfile(bundled_model_path(), snapshot / "tokenizer.model")
-    (entry,) = [e for e in model_catalog() if e.kind == "huggingface"]
+    (entry,) = [e for e in model_catalog() if e.section == "huggingface"]
     assert (entry.value, entry.path, entry.format) == (
         "acme/tiny",
         str(snapshot / "tokenizer.model"),
@@ -125,7 +125,9 @@ def test_installing_a_downloaded_file_makes_the_encoding_load_offline(cache: Pat
     (written,) = install_encoding_files("o200k_base", [source])
     assert written == tiktoken_cache_file(O200K_URL, cache)
     assert written.read_bytes() == source.read_bytes()
-    assert "o200k_base" in [e.value for e in model_catalog() if e.kind == "tiktoken" and e.cached]
+    assert "o200k_base" in [
+        e.value for e in model_catalog() if e.section == "tiktoken" and e.cached
+    ]
     # tiktoken's own cached read finds it there (its network reader fails the test).
     (wanted,) = tiktoken_encoding("o200k_base").files
     assert tiktoken.load.read_file_cached(wanted.url, wanted.sha256) == source.read_bytes()
