@@ -12,6 +12,7 @@ from tokenline.core import pretokens
 PATTERNS = {
     "gpt2": pretokens.GPT2,
     "gpt2-hf": pretokens.GPT2_HF,
+    "r50k": pretokens.R50K,
     "cl100k": pretokens.CL100K,
     "llama3": pretokens.CL100K_OLD,
     "qwen2": pretokens.QWEN2,
