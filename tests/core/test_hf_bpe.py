@@ -340,8 +340,8 @@ LEGACY_META = {
         (_set("model/dropout", 0.1), False, "dropout"),
         (_set("model/ignore_merges", True), False, "ignore_merges"),
         (_added_token("<x>", False, single_word=True), False, "single word"),
-        (_added_token("a b", False), False, "white space or marker"),
-        (_added_token("\u2581x", False), False, "white space or marker"),
+        (_added_token("a b", False), False, "no white space and no marker"),
+        (_added_token("\u2581x", False), False, "no white space and no marker"),
         (_both(_metaspace("first"), _added_token("\u2581x", True)), False, "marker"),
         # The normalizer's marker is in normalized contents, which Metaspace would also put.
         (_both(_set("pre_tokenizer", _metaspace_node("always"))), False, "marker"),
