@@ -21,8 +21,8 @@ NOT_WINDOWS = {
     "model": "Llama 2 style BPE without dropout, word prefixes or suffixes, or ignore_merges",
     "single_word": "Llama 2 style with no added token matched as a single word",
     "added": (
-        "Llama 2 style with added tokens that hold no white space or marker as written (those "
-        "the normalizer sees: no white space after it, no marker under Metaspace)"
+        "Llama 2 style with added tokens that hold no white space and no marker (a normalized "
+        "one may start with the marker its normalizer prepends, where no Metaspace prepends)"
     ),
 }
 
@@ -52,6 +52,8 @@ def _layout(spec: dict[str, Any]) -> tuple[str, bool, bool, int] | None:
     markers: set[str] = set()
     prepend = replace = False
     norm = spec.get("normalizer")
+    if norm is not None and not isinstance(norm, dict):
+        return None
     members = (
         []
         if norm is None
