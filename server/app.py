@@ -35,7 +35,7 @@ from tokenline.server.dispatch import Features, logged
 from tokenline.server.feature import Change, DocState, Feature, Handler, Host
 from tokenline.server.hover import HoverFeature
 from tokenline.server.idle import IdleWork
-from tokenline.server.memory import keep_heap_small
+from tokenline.server.memory import give_back
 from tokenline.server.models import ModelsFeature
 from tokenline.server.positions import unit_of
 from tokenline.server.sections import SectionsFeature
@@ -204,6 +204,7 @@ class TokenlineServer(LanguageServer):
         self.features.each("document_opened", st)
         self.pending.discard(uri)
         self.features.each("publish", st)
+        give_back(int(st.doc.length()))
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         changed = self.store.change(params, self.unit)
@@ -220,6 +221,9 @@ class TokenlineServer(LanguageServer):
         if st is not None:
             self.pending.discard(st.uri)
             self.features.each("document_closed", st)
+            chars = int(st.doc.length())
+            del st
+            give_back(chars)
 
     def document_changed(self, st: DocState, change: Change) -> None:
         self.features.each("document_changed", st, change)
@@ -303,7 +307,6 @@ def serve(tcp: str | None = None) -> int:
     Returns the process exit code.
     """
     setup_logging()
-    keep_heap_small()
     ls = TokenlineServer()
     if tcp:
         host, _, port = tcp.rpartition(":")

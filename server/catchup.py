@@ -4,8 +4,9 @@ tokens catch up in one re-encode of the newest text when typing pauses.
 
 Re-encoding a large document whole takes longer than keystrokes come (a quarter second for a
 1 MB unigram document); one re-encode per didChange falls further behind with every key. Here
-the edits of a document whose last whole re-encode took over EAGER_SECONDS go to a `Backlog`: a
-copy of its text with the line index LSP positions need. Once input has paused (PAUSE_SHARE of
+the edits of a document whose last whole re-encode took over EAGER_SECONDS go to its `Backlog`: a
+copy of its text with the line index LSP positions need, made when the document opens (or grows
+that slow) and kept while it is open. Once input has paused (PAUSE_SHARE of
 that re-encode's time, at most PAUSE_CAP; idle work, server/idle.py), the Document takes one
 edit, the stretch
 between the first and the last character any edit touched, and so re-encodes once, the newest
@@ -42,11 +43,14 @@ class Backlog:
 
     def __init__(self, text: str) -> None:
         self.rope = TextRope(text)
+        self.caught_up()
+
+    def caught_up(self) -> None:
+        """The tokens are those of the text again: no edit is behind."""
         # What the edits left alone, in lines (for the features' hooks once the tokens follow).
         self.change = Change()
         # The edits touched nothing before `lo` and nothing in the last `tail` characters.
-        self.lo = len(text)
-        self.tail = len(text)
+        self.lo = self.tail = self.length()
 
     # The text API of tokenline.core.Document that the store edits through.
 
@@ -96,21 +100,21 @@ class CatchUp:
         self._seconds: dict[str, float] = {}
         self._backlogs: dict[str, Backlog] = {}
 
-    def took(self, st: DocState, seconds: float) -> None:
-        """The document's tokens were just made whole (opened, or edited in place) in `seconds`."""
-        if not st.model.incremental:
-            self._seconds[st.uri] = seconds
+    def took(self, st: DocState, seconds: float, text: str | None = None) -> None:
+        """The document's tokens were just made whole (opened from `text`, or edited in place) in
+        `seconds`: a slow one gets a backlog for its next edits."""
+        if st.model.incremental:
+            return
+        self._seconds[st.uri] = seconds
+        if seconds > EAGER_SECONDS and st.uri not in self._backlogs:
+            self._backlogs[st.uri] = Backlog(st.doc.text if text is None else text)
 
     def backlog(self, st: DocState) -> Backlog | None:
-        """Where a didChange of the document goes: its backlog (one begun now when its last whole
-        re-encode was slow), or None for its Document."""
+        """Where a didChange of the document goes: its backlog (the document is pending from
+        now until its tokens catch up), or None for its Document."""
         found = self._backlogs.get(st.uri)
-        if found is not None or st.model.incremental:
-            return found
-        if self._seconds.get(st.uri, 0.0) <= EAGER_SECONDS:
-            return None
-        found = self._backlogs[st.uri] = Backlog(st.doc.text)
-        st.pending = True
+        if found is not None:
+            st.pending = True
         return found
 
     def edited(self, st: DocState, change: Change) -> None:
@@ -126,7 +130,7 @@ class CatchUp:
         return st.doc.text if backlog is None else backlog.rope.text()
 
     def drop(self, st: DocState) -> None:
-        """Forgets the document's backlog (closed, or re-tokenized from its newest text)."""
+        """Forgets the document's backlog (re-tokenized from its newest text)."""
         self._backlogs.pop(st.uri, None)
         st.pending = False
 
@@ -136,8 +140,8 @@ class CatchUp:
 
     def _catch_up(self, st: DocState) -> bool:
         """The document's tokens re-encoded once, for its newest text (one slice of idle work)."""
-        backlog = self._backlogs.pop(st.uri, None)
-        if backlog is None:
+        backlog = self._backlogs.get(st.uri)
+        if backlog is None or not st.pending:
             return False
         a, b, text = backlog.combined(int(st.doc.length()))
         change = backlog.change
@@ -152,6 +156,7 @@ class CatchUp:
             change = EVERYTHING
         seconds = self._seconds[st.uri] = time.perf_counter() - start
         log.info("%s: re-encoded whole in %.0f ms, version %s", st.uri, seconds * 1e3, st.version)
+        backlog.caught_up()
         st.pending = False
         self._caught_up(st, change)
         return False

@@ -23,6 +23,7 @@ from tokenline.core import UTF16, Document, Model
 from tokenline.server.catchup import CatchUp
 from tokenline.server.feature import EVERYTHING, Change, DocState, Edit, NotReady
 from tokenline.server.idle import SLICE_SECONDS, IdleWork
+from tokenline.server.memory import give_back
 from tokenline.server.settings import Settings
 from tokenline.server.text import clean
 
@@ -109,7 +110,7 @@ class DocumentStore:
         start = time.perf_counter()
         doc = Document(model, text)
         st = DocState(item.uri, item.language_id, item.version, doc, settings)
-        self.catchup.took(st, time.perf_counter() - start)
+        self.catchup.took(st, time.perf_counter() - start, text)
         if replaced:
             _log_surrogates(st, replaced)
         self._docs[item.uri] = st
@@ -151,7 +152,8 @@ class DocumentStore:
         self.idle.discard(st.uri)
         start = time.perf_counter()
         st.doc = Document(model, text)
-        self.catchup.took(st, time.perf_counter() - start)
+        self.catchup.took(st, time.perf_counter() - start, text)
+        give_back(len(text))
         self._prepare_later(st)
         return Change(0, 0, new_model=True)
 
