@@ -23,6 +23,8 @@ from typing import Any
 from pygls.io_ import run_async
 from pygls.lsp.server import LanguageServer
 
+from tokenline.server.feature import NotReady
+
 log = logging.getLogger("tokenline.server")
 
 CHUNK = 1 << 20
@@ -204,6 +206,14 @@ def setup_logging() -> None:
     logging.getLogger("tokenline").setLevel(getattr(logging, level, logging.INFO))
     # pygls logs every message body at INFO: far too much for megabyte documents.
     logging.getLogger("pygls").setLevel(logging.WARNING)
+    # ... and every error answer at ERROR with a traceback, routine "not now" answers included.
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_an_error)
+
+
+def _not_an_error(record: logging.LogRecord) -> bool:
+    """False for pygls's record of a NotReady answer (sent on every keystroke in a large
+    document whose colours come by range): an answer the server means, not a failure."""
+    return not (record.exc_info and isinstance(record.exc_info[1], NotReady))
 
 
 def run_stdio(

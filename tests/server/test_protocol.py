@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import socket
 import subprocess
@@ -605,3 +606,27 @@ def test_exit_code(session: Session) -> None:
     s = Session()
     s.close()
     assert s.returncode == 0
+
+
+def test_a_not_ready_answer_is_not_logged_as_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """pygls logs every error answer with a traceback; the ServerCancelled answers a large
+    document's colours get on each keystroke are meant, so the server's log leaves them out."""
+    from tokenline.server.feature import NotReady
+    from tokenline.server.transport import setup_logging
+
+    root = logging.getLogger()
+    pygls_log = logging.getLogger("pygls.protocol.json_rpc")
+    saved = (root.handlers[:], root.level, pygls_log.filters[:])
+    try:
+        setup_logging()
+        for error in (NotReady("colours by range only"), RuntimeError("a real failure")):
+            try:
+                raise error
+            except Exception:
+                pygls_log.exception("Exception occurred for message %s", 2)
+    finally:
+        root.handlers[:], pygls_log.filters[:] = saved[0], saved[2]
+        root.setLevel(saved[1])
+    err = capsys.readouterr().err
+    assert "a real failure" in err
+    assert "colours by range only" not in err
