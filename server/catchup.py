@@ -6,9 +6,8 @@ Re-encoding a large document whole takes longer than keystrokes come (a quarter 
 1 MB unigram document); one re-encode per didChange falls further behind with every key. Here
 the edits of a document whose last whole re-encode took over EAGER_SECONDS go to its `Backlog`: a
 copy of its text with the line index LSP positions need, made when the document opens (or grows
-that slow) and kept while it is open. Once input has paused (PAUSE_SHARE of
-that re-encode's time, at most PAUSE_CAP; idle work, server/idle.py), the Document takes one
-edit, the stretch
+that slow) and kept while it is open. Once input has paused (PAUSE_SHARE of that re-encode's
+time, at most PAUSE_CAP; idle work, server/idle.py), the Document takes one edit, the stretch
 between the first and the last character any edit touched, and so re-encodes once, the newest
 text; a version superseded before its re-encode began is never encoded. Meanwhile the document
 is `pending`: its status says so, its diagnostics wait, and requests that need its tokens get a
@@ -101,8 +100,11 @@ class CatchUp:
         self._backlogs: dict[str, Backlog] = {}
 
     def took(self, st: DocState, seconds: float, text: str | None = None) -> None:
-        """The document's tokens were just made whole (opened from `text`, or edited in place) in
-        `seconds`: a slow one gets a backlog for its next edits."""
+        """The document's tokens were just made whole in `seconds`: from `text` (opened or
+        re-tokenized: a new Document), or by an edit in place. A slow one gets a backlog for its
+        next edits."""
+        if text is not None:
+            self.drop(st)
         if st.model.incremental:
             return
         self._seconds[st.uri] = seconds
