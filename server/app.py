@@ -35,7 +35,7 @@ from tokenline.server.dispatch import Features, logged
 from tokenline.server.feature import Change, DocState, Feature, Handler, Host
 from tokenline.server.hover import HoverFeature
 from tokenline.server.idle import IdleWork
-from tokenline.server.memory import give_back
+from tokenline.server.memory import LARGE, give_back
 from tokenline.server.models import ModelsFeature
 from tokenline.server.positions import unit_of
 from tokenline.server.sections import SectionsFeature
@@ -204,7 +204,7 @@ class TokenlineServer(LanguageServer):
         self.features.each("document_opened", st)
         self.pending.discard(uri)
         self.features.each("publish", st)
-        give_back(int(st.doc.length()))
+        self.give_back_later(int(st.doc.length()))
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         changed = self.store.change(params, self.unit)
@@ -221,13 +221,21 @@ class TokenlineServer(LanguageServer):
         if st is not None:
             self.pending.discard(st.uri)
             self.features.each("document_closed", st)
-            chars = int(st.doc.length())
-            del st
-            give_back(chars)
+            self.give_back_later(int(st.doc.length()))
 
     def document_changed(self, st: DocState, change: Change) -> None:
         self.features.each("document_changed", st, change)
         self.mark(st.uri)
+
+    def give_back_later(self, chars: int) -> None:
+        """After opening or closing a document of `chars` characters: in idle time, once the
+        message is gone too, hands the heap's free pages back when it was large (memory.py)."""
+        if chars >= LARGE:
+            self.idle.add("give back", "", self._give_back)
+
+    def _give_back(self) -> bool:
+        give_back()
+        return False  # one slice
 
     def caught_up(self, st: DocState, change: Change) -> None:
         """The tokens of a document that re-encodes whole caught up with its text (catchup.py):

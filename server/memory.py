@@ -24,10 +24,9 @@ log = logging.getLogger("tokenline.server")
 LARGE = 1_000_000
 
 
-def give_back(chars: int) -> bool:
-    """After work on a document of `chars` characters: returns the heap's free pages to the
-    system when the document is LARGE (glibc only). True when it did."""
-    if chars < LARGE or platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+def give_back() -> bool:
+    """Returns the heap's free pages to the system (glibc only); True when it did."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return False
     try:
         return bool(ctypes.CDLL("libc.so.6").malloc_trim(0))

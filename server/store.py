@@ -23,7 +23,7 @@ from tokenline.core import UTF16, Document, Model
 from tokenline.server.catchup import CatchUp
 from tokenline.server.feature import EVERYTHING, Change, DocState, Edit, NotReady
 from tokenline.server.idle import SLICE_SECONDS, IdleWork
-from tokenline.server.memory import give_back
+from tokenline.server.memory import LARGE, give_back
 from tokenline.server.settings import Settings
 from tokenline.server.text import clean
 
@@ -153,7 +153,8 @@ class DocumentStore:
         start = time.perf_counter()
         st.doc = Document(model, text)
         self.catchup.took(st, time.perf_counter() - start, text)
-        give_back(len(text))
+        if len(text) >= LARGE:
+            give_back()  # the old Document's memory
         self._prepare_later(st)
         return Change(0, 0, new_model=True)
 
