@@ -48,7 +48,6 @@ class IdleWork:
         self._input: InputState | None = None
         self._added: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
-        self.slices = 0
 
     def attach(self, state: InputState) -> None:
         """The transport's input state (no input state: slices run between turns of the loop)."""
@@ -86,7 +85,6 @@ class IdleWork:
                 await self._input.idle.wait()
                 continue
             job = self._jobs[key]
-            self.slices += 1
             try:
                 more = job.step()
             except Exception:
