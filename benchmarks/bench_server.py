@@ -190,7 +190,9 @@ class Client:
             self.pump()
 
     def initialize(self, options: dict[str, Any]) -> None:
-        sem = {"requests": {"full": {"delta": True}, "range": True}, "formats": ["relative"]}
+        # As VS Code asks: full, delta and range, and ServerCancelled answers understood.
+        sem = {"requests": {"full": {"delta": True}, "range": True}, "formats": ["relative"],
+               "serverCancelSupport": True}  # fmt: skip
         caps = {"general": {"positionEncodings": ["utf-16"]}}
         caps["textDocument"] = {"semanticTokens": {**sem, "tokenTypes": [], "tokenModifiers": []}}
         self.request(

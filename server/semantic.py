@@ -18,11 +18,13 @@ differ, so one typed character costs a few of them, not the document.
 
 Large documents: an editor that takes a full result re-reads all of it on every delta (VS Code
 rebuilds its whole token store per edit, which makes typing in a 1 MB document stutter), and the
-first full result of a large document is megabytes. A client that asks for ranges gets colours
-of documents over RANGE_ONLY_ABOVE characters by range only (what is on screen): their full and
-delta requests get a ServerCancelled answer, which VS Code takes as "not now" and keeps asking
-for the visible ranges (a null result would mean "no colours, and done"). A client without
-ranges gets full results up to FULL_LIMIT characters, and null above it.
+first full result of a large document is megabytes. A client that asks for ranges and supports
+ServerCancelled (VS Code) gets colours of documents over RANGE_ONLY_ABOVE characters by range
+only (what is on screen): their full and delta requests get a ServerCancelled answer, which VS
+Code takes as "not now" and keeps asking for the visible ranges (a null result would mean "no
+colours, and done"). Other clients get full results up to FULL_LIMIT characters, and null above
+it (lsp-mode, for one, asks for a range first and then for the full result when idle, and keeps
+the full one).
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ MOD_UNKNOWN = 8
 
 LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOKEN_MODIFIERS)
 
-# Documents longer than this (code points) get colours by range only from a client that asks for
-# ranges: VS Code's work per delta then stays about a millisecond.
+# Documents longer than this (code points) get colours by range only for a client that asks for
+# ranges and supports ServerCancelled: VS Code's work per delta then stays about a millisecond.
 RANGE_ONLY_ABOVE = 100_000
 # Documents longer than this get no full result at all (null to a client without ranges).
 FULL_LIMIT = 2_000_000
@@ -424,9 +426,10 @@ class SemanticTokensFeature(Feature):
         ws = params.capabilities.workspace
         self.can_refresh = bool(ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
         doc = params.capabilities.text_document
-        requests = doc.semantic_tokens.requests if doc and doc.semantic_tokens else None
-        # `range` is true or {} (an empty object) when the client asks for ranges.
-        if requests is not None and requests.range not in (None, False):
+        sem = doc.semantic_tokens if doc else None
+        # `range` is true or {} (an empty object) when the client asks for ranges; a client that
+        # supports ServerCancelled asks again for what it refused (VS Code: the visible ranges).
+        if sem and sem.requests.range not in (None, False) and sem.server_cancel_support:
             self.full_limit = RANGE_ONLY_ABOVE
 
     def document_opened(self, st: DocState) -> None:
@@ -477,8 +480,8 @@ class SemanticTokensFeature(Feature):
 
     def _full_result(self, st: DocState) -> types.SemanticTokens | None:
         """A full result, remembered for deltas. A document served by range only gets a
-        ServerCancelled answer from a client that asks for ranges (it keeps asking for those),
-        None from one that does not."""
+        ServerCancelled answer for a client that supports it (it asks for ranges instead), None
+        for another."""
         if st.doc.length() > self.full_limit:
             self._results.pop(st.uri, None)
             if self.full_limit == RANGE_ONLY_ABOVE:

@@ -220,8 +220,10 @@ def check_semantic_spans(
 
 
 def client_capabilities(
-    encodings: list[str] | None = None, semantic_range: bool = True
+    encodings: list[str] | None = None, semantic_range: bool = True, server_cancel: bool = True
 ) -> T.ClientCapabilities:
+    """VS Code's capabilities, as far as the server reads them (ranges and ServerCancelled for
+    semantic tokens unless told otherwise)."""
     return T.ClientCapabilities(
         general=T.GeneralClientCapabilities(
             position_encodings=[T.PositionEncodingKind(e) for e in (encodings or ["utf-16"])]
@@ -244,6 +246,7 @@ def client_capabilities(
                 token_types=["tokenlineA", "tokenlineB"],
                 token_modifiers=["whitespace", "bytes", "special", "unknown"],
                 formats=[T.TokenFormat.Relative],
+                server_cancel_support=server_cancel,
             ),
         ),
     )
@@ -270,6 +273,7 @@ class Session:
         env: dict[str, str] | None = None,
         cmd: Sequence[str] = SERVER_CMD,
         semantic_range: bool = True,
+        server_cancel: bool = True,
     ) -> None:
         self.loop = asyncio.new_event_loop()
         self.client: LanguageClient = make_test_lsp_client()
@@ -290,7 +294,7 @@ class Session:
         self.init_result = self.run(
             self.client.initialize_session(
                 T.InitializeParams(
-                    capabilities=client_capabilities(encodings, semantic_range),
+                    capabilities=client_capabilities(encodings, semantic_range, server_cancel),
                     initialization_options=init,
                     workspace_folders=[T.WorkspaceFolder(uri=f, name=f) for f in folders or []],
                     root_uri=(folders or [None])[0],

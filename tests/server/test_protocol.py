@@ -420,9 +420,9 @@ def _refused(call: Callable[[], object]) -> int:
 
 
 def test_large_documents_are_coloured_by_range(session: Session) -> None:
-    """A client that asks for ranges gets colours of a large document by range: full and delta
-    are refused with ServerCancelled (VS Code then keeps asking for the visible ranges; a null
-    result would mean no colours at all)."""
+    """A client that asks for ranges and supports ServerCancelled (VS Code) gets colours of a
+    large document by range: full and delta are refused with ServerCancelled (VS Code then keeps
+    asking for the visible ranges; a null result would mean no colours at all)."""
     uri = "file:///huge.txt"
     text = botchan(2_100_000)
     session.open(uri, text, language="plaintext")
@@ -451,10 +451,18 @@ def test_range_only_from_a_hundred_thousand_characters(session: Session) -> None
     session.close_doc(uri)
 
 
-def test_a_client_without_ranges_gets_full_results() -> None:
-    """Without range requests a client gets full results up to 2,000,000 characters, and null
-    above (it has no other way to colours)."""
-    s = Session(init={"contextWindow": 8192}, semantic_range=False)
+@pytest.mark.parametrize(
+    ("semantic_range", "server_cancel"),
+    [(False, False), (True, False)],
+    ids=["no ranges", "ranges without ServerCancelled (lsp-mode)"],
+)
+def test_other_clients_get_full_results(semantic_range: bool, server_cancel: bool) -> None:
+    """A client without ranges, or without ServerCancelled, gets full results up to 2,000,000
+    characters, and null above (lsp-mode asks for a range first and then for the full result
+    when idle: a refusal would leave it the range alone)."""
+    s = Session(
+        init={"contextWindow": 8192}, semantic_range=semantic_range, server_cancel=server_cancel
+    )
     try:
         text = botchan(150_000)
         s.open("file:///mid.txt", text, language="plaintext")
