@@ -35,6 +35,7 @@ import os
 import platform
 import queue
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -110,13 +111,14 @@ TEXTS = {"prose": prose, "base64 lines": base64_lines, "Japanese": japanese}
 class Client:
     """JSON-RPC over a server's stdin/stdout; a thread timestamps every message on arrival."""
 
-    def __init__(self, python: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, python: str, env: dict[str, str] | None = None, log: Any = None) -> None:
+        """log: a file for the server's stderr (else this process's)."""
         full_env = {**os.environ, "TOKENLINE_LOG": "WARNING", **(env or {})}
         self.proc = subprocess.Popen(
             [python, "-m", "tokenline", "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=sys.stderr,
+            stderr=log or sys.stderr,
             env=full_env,
         )
         self.messages: queue.Queue[tuple[float, dict[str, Any], int]] = queue.Queue()
@@ -316,29 +318,78 @@ def open_like_vscode(client: Client, uri: str, text: str) -> dict[str, float]:
 # -- the benchmarks ----------------------------------------------------------------------------
 
 
-def bench_idle(python: str, kind: str, size: int, cache: Path) -> dict[str, Any]:
-    """Keys typed while o200k_base's deferred opening work runs, and after it."""
+def bench_idle(python: str, kind: str, size: int, cache: Path, work: Path) -> dict[str, Any]:
+    """Keys typed while o200k_base's deferred opening work runs, and after it; and the idle
+    slices the server logged (at DEBUG: wall and CPU time of each)."""
     text = TEXTS[kind](size)
-    client = Client(python, {"TIKTOKEN_CACHE_DIR": str(cache)})
-    try:
-        client.initialize({"model": "o200k_base"})
-        client.open("file:///bench/warm.txt", "the model loads here")
-        client.status("file:///bench/warm.txt", 1)
-        uri = f"file:///bench/{size}.txt"
-        opened = open_like_vscode(client, uri, text)
-        typist = Typist(client, uri, text, seed=size)
-        during = typist.keys(seconds=1.2 * size / MB)
-        time.sleep(1.5 * size / MB)  # the idle work finishes
-        after = typist.keys(count=100)
-        return {
-            "kind": kind,
-            "size": size,
-            **opened,
-            "during": summary(during),
-            "after": summary(after),
+    log_path = work / "server.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        env = {"TIKTOKEN_CACHE_DIR": str(cache), "TOKENLINE_LOG": "DEBUG"}
+        client = Client(python, env, log)
+        try:
+            client.initialize({"model": "o200k_base"})
+            client.open("file:///bench/warm.txt", "the model loads here")
+            client.status("file:///bench/warm.txt", 1)
+            uri = f"file:///bench/{size}.txt"
+            opened = open_like_vscode(client, uri, text)
+            typist = Typist(client, uri, text, seed=size)
+            during = typist.keys(seconds=1.2 * size / MB)
+            time.sleep(1.5 * size / MB)  # the idle work finishes
+            after = typist.keys(count=100)
+        finally:
+            client.close()
+    slices = logged_slices(log_path.read_text(encoding="utf-8"))
+    if slices is None:  # a build that logs no slices: its fixed slices, timed here
+        slices = fixed_slices(text, 1 << 15, cache)
+    return {
+        "kind": kind,
+        "size": size,
+        **opened,
+        "during": summary(during),
+        "after": summary(after),
+        "slices": slices,
+    }
+
+
+SLICE_LINE = re.compile(r"idle slice (\S+) \S*: ([\d.]+) ms, cpu ([\d.]+) ms")
+
+
+def logged_slices(log: str) -> dict[str, Any] | None:
+    """The server's idle slices of work (kind: count, max and p99 CPU ms, max wall ms)."""
+    found: dict[str, list[tuple[float, float]]] = {}
+    for m in SLICE_LINE.finditer(log):
+        found.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
+    if not found:
+        return None
+    out: dict[str, Any] = {"timed": "in the server"}
+    for kind, times in found.items():
+        cpu = sorted(c for _, c in times)
+        out[kind] = {
+            "n": len(cpu),
+            "cpu_p99_ms": round(cpu[min(len(cpu) - 1, int(0.99 * len(cpu)))], 2),
+            "cpu_max_ms": round(cpu[-1], 2),
+            "wall_max_ms": round(max(w for w, _ in times), 2),
         }
-    finally:
-        client.close()
+    return out
+
+
+def fixed_slices(text: str, budget: int, cache: Path) -> dict[str, Any]:
+    """Document.prepare(budget) until done, CPU-timed here: what a build that always prepares
+    `budget` characters per slice spends in each."""
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)  # the seeded cache: never a download
+    from tokenline.core import Document, load_model
+
+    doc = Document(load_model("o200k_base"), text)
+    cpu: list[float] = []
+    more = True
+    while more:
+        start = time.thread_time()
+        more = bool(doc.prepare(budget))
+        cpu.append((time.thread_time() - start) * 1e3)
+    cpu.sort()
+    p99 = cpu[min(len(cpu) - 1, int(0.99 * len(cpu)))]
+    slices = {"n": len(cpu), "cpu_p99_ms": round(p99, 2), "cpu_max_ms": round(cpu[-1], 2)}
+    return {"timed": f"{budget:,} characters a slice, here", "prepare": slices}
 
 
 def bench_latency_memory(python: str, size: int) -> dict[str, Any]:
@@ -439,7 +490,7 @@ def run(builds: dict[str, str], quick: bool, work: Path) -> dict[str, Any]:
         for kind in ["prose"] if quick else list(TEXTS):
             for name, python in builds.items():
                 print(f"... idle work: {kind}, {size:,} chars, {name}", file=sys.stderr, flush=True)
-                out["idle"].append({"build": name, **bench_idle(python, kind, size, cache)})
+                out["idle"].append({"build": name, **bench_idle(python, kind, size, cache, work)})
         for name, python in builds.items():
             print(f"... latency and memory: {size:,} chars, {name}", file=sys.stderr, flush=True)
             out["latency"].append({"build": name, **bench_latency_memory(python, size)})
@@ -459,14 +510,15 @@ def ms3(s: dict[str, float]) -> str:
 
 
 def print_tables(out: dict[str, Any]) -> None:
-    print("| text | size | build | open → status | open → colours | keys during idle work "
-          "(median / p99 / max) | keys after it |")  # fmt: skip
-    print("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
+    print("| text | size | build | open → status | open → colours | prepare slices: CPU p99 / max "
+          "| keys during idle work (median / p99 / max) | keys after it |")  # fmt: skip
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for r in out["idle"]:
+        prep = r["slices"].get("prepare") or {"cpu_p99_ms": 0, "cpu_max_ms": 0, "n": 0}
         print(
             f"| {r['kind']} | {r['size'] // MB} MB | {r['build']} | {r['open_to_status_s']} s "
-            f"| {r['open_to_colours_s']} s | {ms3(r['during'])} ({r['during']['n']} keys) "
-            f"| {ms3(r['after'])} |"
+            f"| {r['open_to_colours_s']} s | {prep['cpu_p99_ms']} / {prep['cpu_max_ms']} ms "
+            f"({prep['n']}) | {ms3(r['during'])} ({r['during']['n']} keys) | {ms3(r['after'])} |"
         )
     print("\n| size | build | open → status | didChange → status median | p99 | RSS per token "
           "| peak RSS |")  # fmt: skip
