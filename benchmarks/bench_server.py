@@ -1,54 +1,130 @@
-"""Language-server benchmark: didChange -> tokenline/status latency, and semantic-token payloads.
+"""Language-server benchmark: what a person typing in a large document waits for.
 
-A real stdio client (a minimal JSON-RPC reader/writer on the server's pipes) runs
-`python -m tokenline serve` with the interpreter running this script, opens Botchan repeated to
-10 KB, 100 KB, 1 MB and 10 MB, and for each size sends one-character edits one at a time, timing
-each from the write of the didChange to the arrival of the tokenline/status of that version. Then
-it measures the semantic tokens: the full result, and the delta after a one-character edit (the
-JSON bytes of the response). Documents over 1,000,000 characters are served by range only, so for
-them it measures a 50-line range instead.
+A real stdio client (a minimal JSON-RPC reader/writer on the server's pipes, timestamping every
+message as it arrives) runs `python -m tokenline serve`, for this build and, with --baseline
+PYTHON, for another build's interpreter in the same run (a venv of main's HEAD), one after the
+other on the same texts:
 
-    python benchmarks/bench_server.py [--edits 200] [--sizes 10000,100000,1000000,10000000]
+- **Keystrokes behind idle work** (`o200k_base`, whose opening defers work to idle time): open a
+  1 MB and a 10 MB document of prose (Botchan), base64 in 76-character lines and Japanese (kana
+  and kanji generated with a fixed seed), the way VS Code does (didOpen, then semantic tokens
+  full and the first screen's range at once); type keys while the idle work runs, each as soon
+  as the last one's status arrived plus a random 0-10 ms, then again once it is done. Reported:
+  open -> first status, open -> first colours, and didChange -> status while idle work runs
+  (median, p99, max) beside the same after it.
+- **Latency and memory** (the bundled Mistral model, prose, 1 MB and 10 MB): didChange -> status
+  median and p99 over 200 edits, and the server's resident memory per token (VmRSS after the
+  document minus before it, the model loaded by a small document first), with its peak.
+- **A model that re-encodes whole** (a SentencePiece unigram model trained on Botchan here): 60
+  keys typed 100 ms apart into a 1 MB document; the time from the last key to the status that
+  counts it, against one whole re-encode (a single edit's latency on the baseline, which
+  re-encodes per change; else sentencepiece's own encode).
 
-Prints a Markdown table; writes benchmarks/results/server.json.
+    python benchmarks/bench_server.py [--baseline PYTHON] [--quick]
+
+Prints Markdown tables; writes benchmarks/results/server.json. No assertions: these are
+numbers to read beside the baseline measured in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import platform
 import queue
 import random
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
 import sentencepiece as spm
 
-from tokenline.core import load_model
-
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TOKENLINE_SHARED", ROOT.parent / "shared"))
 BOTCHAN = SHARED / "corpora" / "botchan.txt"
+SEED_TIKTOKEN = SHARED / "tools" / "seed-tiktoken-cache"
 RESULTS = ROOT / "benchmarks" / "results" / "server.json"
+MB = 1_000_000
+
+
+# -- texts -------------------------------------------------------------------------------------
+
+
+def prose(n: int) -> str:
+    """Botchan repeated to n characters, ASCII only (so UTF-16 columns are code points)."""
+    base = BOTCHAN.read_text(encoding="utf-8").encode("ascii", "ignore").decode()
+    return (base * (n // len(base) + 1))[:n]
+
+
+def base64_lines(n: int, seed: int = 1) -> str:
+    """Random bytes in base64, 76 characters a line (as MIME writes it)."""
+    raw = random.Random(seed).randbytes(n * 3 // 4 + 76)
+    flat = base64.b64encode(raw).decode()
+    return "\n".join(flat[i : i + 76] for i in range(0, len(flat), 76))[:n]
+
+
+def japanese(n: int, seed: int = 1) -> str:
+    """Japanese-looking prose: words of kanji, hiragana and katakana, commas and quotes,
+    paragraphs of 80-400 characters. Every character is in the BMP (one UTF-16 unit)."""
+    r = random.Random(seed)
+    hiragana = [chr(c) for c in range(0x3041, 0x3097)]
+    katakana = [chr(c) for c in range(0x30A1, 0x30FB)]
+    kanji = [chr(c) for c in range(0x4E00, 0x4E00 + 2500)]
+    parts: list[str] = []
+    total = paragraph = 0
+    limit = r.randint(80, 400)
+    while total < n:
+        k = r.random()
+        if k < 0.35:
+            word = "".join(r.choice(kanji) for _ in range(r.randint(1, 3)))
+        elif k < 0.8:
+            word = "".join(r.choice(hiragana) for _ in range(r.randint(1, 5)))
+        elif k < 0.9:
+            word = "".join(r.choice(katakana) for _ in range(r.randint(2, 6)))
+        else:
+            word = r.choice("、、。「」")
+        parts.append(word)
+        total += len(word)
+        paragraph += len(word)
+        if paragraph > limit:
+            parts.append("。\n")
+            total += 2
+            paragraph, limit = 0, r.randint(80, 400)
+    return "".join(parts)[:n]
+
+
+TEXTS = {"prose": prose, "base64 lines": base64_lines, "Japanese": japanese}
+
+
+# -- the client --------------------------------------------------------------------------------
 
 
 class Client:
-    """JSON-RPC over the server's stdin/stdout; a thread timestamps every message on arrival."""
+    """JSON-RPC over a server's stdin/stdout; a thread timestamps every message on arrival."""
 
-    def __init__(self, cmd: list[str]) -> None:
-        env = dict(os.environ, TOKENLINE_LOG="WARNING")
+    def __init__(self, python: str, env: dict[str, str] | None = None, log: Any = None) -> None:
+        """log: a file for the server's stderr (else this process's)."""
+        full_env = {**os.environ, "TOKENLINE_LOG": "WARNING", **(env or {})}
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr, env=env
+            [python, "-m", "tokenline", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log or sys.stderr,
+            env=full_env,
         )
         self.messages: queue.Queue[tuple[float, dict[str, Any], int]] = queue.Queue()
         self._id = 0
+        self.statuses: list[tuple[float, dict[str, Any]]] = []
+        self.answers: dict[int, tuple[float, dict[str, Any]]] = {}
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -65,238 +141,428 @@ class Client:
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
             body = out.read(length)
-            t = time.perf_counter()
-            self.messages.put((t, json.loads(body), len(body)))
+            self.messages.put((time.perf_counter(), json.loads(body), len(body)))
 
     def send(self, msg: dict[str, Any]) -> float:
         body = json.dumps(msg).encode()
-        data = b"Content-Length: %d\r\n\r\n" % len(body) + body
         assert self.proc.stdin is not None
         t = time.perf_counter()
-        self.proc.stdin.write(data)
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.proc.stdin.flush()
         return t
 
     def notify(self, method: str, params: Any) -> float:
         return self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def request(self, method: str, params: Any) -> tuple[Any, int, float]:
-        """(result, JSON bytes of the response, seconds)."""
+    def ask(self, method: str, params: Any) -> tuple[int, float]:
+        """Sends a request without waiting: its id and when it was sent."""
         self._id += 1
-        rid = self._id
-        t0 = self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        while True:
-            t, msg, size = self.messages.get(timeout=600)
-            if msg.get("id") == rid and "method" not in msg:
-                if "error" in msg:
-                    raise RuntimeError(msg["error"])
-                return msg.get("result"), size, t - t0
-            self._handle(msg)
+        return self._id, self.send(
+            {"jsonrpc": "2.0", "id": self._id, "method": method, "params": params}
+        )
 
-    def _handle(self, msg: dict[str, Any]) -> None:
-        if "id" in msg and "method" in msg:  # a request from the server: answer null
+    def request(self, method: str, params: Any) -> Any:
+        rid, _ = self.ask(method, params)
+        return self.answer(rid)[1].get("result")
+
+    def pump(self, timeout: float = 600) -> None:
+        """Takes one message: a status or an answer is recorded, a request answered null."""
+        t, msg, _ = self.messages.get(timeout=timeout)
+        if msg.get("method") == "tokenline/status":
+            self.statuses.append((t, msg["params"]))
+        elif "id" in msg and "method" in msg:
             self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+        elif "id" in msg:
+            self.answers[msg["id"]] = (t, msg)
 
-    def wait_status(self, uri: str, version: int) -> float:
+    def answer(self, rid: int) -> tuple[float, dict[str, Any]]:
+        while rid not in self.answers:
+            self.pump()
+        return self.answers.pop(rid)
+
+    def status(self, uri: str, version: int, settled: bool = True) -> tuple[float, dict[str, Any]]:
+        """When the status of `version` arrived (settled: once it no longer says pending)."""
+        seen = 0
         while True:
-            t, msg, _ = self.messages.get(timeout=600)
-            if msg.get("method") == "tokenline/status":
-                p = msg["params"]
-                if p["uri"] == uri and p["version"] == version:
-                    return t
-            else:
-                self._handle(msg)
+            for t, p in self.statuses[seen:]:
+                mine = p["uri"] == uri and p["version"] == version
+                if mine and not (settled and p.get("pending")):
+                    return t, p
+            seen = len(self.statuses)
+            self.pump()
+
+    def initialize(self, options: dict[str, Any]) -> None:
+        # As VS Code asks: full, delta and range, and ServerCancelled answers understood.
+        sem = {"requests": {"full": {"delta": True}, "range": True}, "formats": ["relative"],
+               "serverCancelSupport": True}  # fmt: skip
+        caps = {"general": {"positionEncodings": ["utf-16"]}}
+        caps["textDocument"] = {"semanticTokens": {**sem, "tokenTypes": [], "tokenModifiers": []}}
+        self.request(
+            "initialize",
+            {"processId": os.getpid(), "rootUri": None, "capabilities": caps,
+             "initializationOptions": options},
+        )  # fmt: skip
+        self.notify("initialized", {})
+
+    def open(self, uri: str, text: str) -> float:
+        item = {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}
+        return self.notify("textDocument/didOpen", {"textDocument": item})
+
+    def memory(self) -> tuple[int, int]:
+        """(VmRSS, VmHWM) of the server, in bytes."""
+        fields = {}
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                fields[key] = int(value.split()[0]) * 1024
+        return fields["VmRSS"], fields["VmHWM"]
 
     def close(self) -> None:
         try:
             self.request("shutdown", None)
             self.notify("exit", None)
-            self.proc.wait(timeout=30)
+            self.proc.wait(timeout=60)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
 
 
-def position(line_starts: list[int], off: int) -> dict[str, int]:
-    # Botchan is ASCII apart from a few characters; the benchmark edits only ASCII lines.
-    import bisect
-
-    line = bisect.bisect_right(line_starts, off) - 1
-    return {"line": line, "character": off - line_starts[line]}
+# -- typing ------------------------------------------------------------------------------------
 
 
-def bench_size(size: int, edits: int, seed: int) -> dict[str, Any]:
-    base = BOTCHAN.read_text(encoding="utf-8")
-    # ASCII only, so UTF-16 columns are code-point columns here.
-    base = base.encode("ascii", "ignore").decode()
-    text = (base * (size // len(base) + 1))[:size]
-    # The baseline, in the same run: what re-encoding the whole document per change costs.
-    sp = spm.SentencePieceProcessor(model_file=load_model().path)
-    full_runs = []
-    for _ in range(1 if size >= 5_000_000 else 3):
-        t0 = time.perf_counter()
-        sp.encode(text)
-        full_runs.append(time.perf_counter() - t0)
-    full_encode_s = statistics.median(full_runs)
-    client = Client([sys.executable, "-m", "tokenline", "serve"])
-    try:
-        init, _, _ = client.request(
-            "initialize",
+class Typist:
+    """Keys typed into an open document: a letter inserted at a random place in its middle half,
+    then deleted again, so the text keeps its size and lines (and positions stay valid)."""
+
+    def __init__(self, client: Client, uri: str, text: str, seed: int) -> None:
+        self.client, self.uri, self.n = client, uri, len(text)
+        self.starts = [0]
+        at = text.find("\n")
+        while at >= 0:
+            self.starts.append(at + 1)
+            at = text.find("\n", at + 1)
+        self.random = random.Random(seed)
+        self.version = 1
+        self.inserted: dict[str, int] | None = None
+
+    def _position(self, off: int) -> dict[str, int]:
+        line = bisect_right(self.starts, off) - 1
+        return {"line": line, "character": off - self.starts[line]}
+
+    def send(self) -> float:
+        """Sends the next key; when it was sent."""
+        if self.inserted is None:
+            pos = self._position(self.random.randrange(self.n // 4, 3 * self.n // 4))
+            change = {"range": {"start": pos, "end": pos}, "text": "e"}
+            self.inserted = pos
+        else:
+            pos, self.inserted = self.inserted, None
+            end = {**pos, "character": pos["character"] + 1}
+            change = {"range": {"start": pos, "end": end}, "text": ""}
+        self.version += 1
+        return self.client.notify(
+            "textDocument/didChange",
             {
-                "processId": os.getpid(),
-                "rootUri": None,
-                "capabilities": {
-                    "general": {"positionEncodings": ["utf-16"]},
-                    "textDocument": {
-                        "semanticTokens": {
-                            "requests": {"full": {"delta": True}, "range": True},
-                            "tokenTypes": [],
-                            "tokenModifiers": [],
-                            "formats": ["relative"],
-                        }
-                    },
-                },
-                "initializationOptions": {"contextWindow": 8192},
+                "textDocument": {"uri": self.uri, "version": self.version},
+                "contentChanges": [change],
             },
         )
-        client.notify("initialized", {})
-        uri = f"file:///bench/{size}.txt"
-        t0 = client.notify(
-            "textDocument/didOpen",
-            {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}},
-        )
-        t_open = client.wait_status(uri, 1) - t0
-        r = random.Random(seed)
-        starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                starts.append(i + 1)
-        latencies: list[float] = []
-        version = 1
-        inserted: list[int] = []
-        for i in range(edits):
-            off = r.randrange(len(text) // 4, 3 * len(text) // 4)
-            pos = position(starts, off)
-            # Alternate inserting a letter and deleting it again: the text stays the same size
-            # and line index, so positions stay valid without re-scanning.
-            if i % 2 == 0:
-                change = {"range": {"start": pos, "end": pos}, "text": "e"}
-                inserted.append(off)
-            else:
-                off = inserted.pop()
-                p = position(starts, off)
-                change = {
-                    "range": {"start": p, "end": {**p, "character": p["character"] + 1}},
-                    "text": "",
-                }
-            version += 1
-            t0 = client.notify(
-                "textDocument/didChange",
-                {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
-            )
-            latencies.append(client.wait_status(uri, version) - t0)
-        latencies.sort()
-        p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
-        result: dict[str, Any] = {
-            "size_chars": len(text),
-            "open_to_status_s": round(t_open, 3),
-            "edits": edits,
-            "median_ms": round(statistics.median(latencies) * 1e3, 3),
-            "p99_ms": round(p99 * 1e3, 3),
-            "max_ms": round(latencies[-1] * 1e3, 3),
-            "full_encode_ms": round(full_encode_s * 1e3, 1),
-            "speedup": round(full_encode_s / statistics.median(latencies), 1),
+
+    def key(self) -> float:
+        """One key, then its status: the seconds between."""
+        sent = self.send()
+        return self.client.status(self.uri, self.version)[0] - sent
+
+    def keys(self, seconds: float | None = None, count: int | None = None) -> list[float]:
+        """Keys for `seconds` (or `count` keys), each 0-10 ms after the last one's status."""
+        out: list[float] = []
+        end = time.perf_counter() + (seconds or 0)
+        while (count is None and time.perf_counter() < end) or (count and len(out) < count):
+            out.append(self.key())
+            time.sleep(self.random.uniform(0, 0.01))
+        return out
+
+
+def summary(latencies: list[float]) -> dict[str, float]:
+    """Median, p99 and max in milliseconds, and how many."""
+    s = sorted(latencies)
+    p99 = s[min(len(s) - 1, int(0.99 * len(s)))]
+    return {
+        "n": len(s),
+        "median_ms": round(statistics.median(s) * 1e3, 3),
+        "p99_ms": round(p99 * 1e3, 3),
+        "max_ms": round(s[-1] * 1e3, 3),
+    }
+
+
+def open_like_vscode(client: Client, uri: str, text: str) -> dict[str, float]:
+    """didOpen, then semantic tokens full and the first screen's range at once (as VS Code does):
+    seconds to the first status and to the first colours (whichever answer carried tokens)."""
+    doc = {"textDocument": {"uri": uri}}
+    screen = {"start": {"line": 0, "character": 0}, "end": {"line": 60, "character": 0}}
+    sent = client.open(uri, text)
+    full_id, _ = client.ask("textDocument/semanticTokens/full", doc)
+    range_id, _ = client.ask("textDocument/semanticTokens/range", {**doc, "range": screen})
+    status_at = client.status(uri, 1)[0]
+    firsts = []
+    for rid in (full_id, range_id):
+        t, msg = client.answer(rid)
+        if (msg.get("result") or {}).get("data"):
+            firsts.append(t)
+    return {
+        "open_to_status_s": round(status_at - sent, 3),
+        "open_to_colours_s": round(min(firsts) - sent, 3) if firsts else float("nan"),
+    }
+
+
+# -- the benchmarks ----------------------------------------------------------------------------
+
+
+def bench_idle(python: str, kind: str, size: int, cache: Path, work: Path) -> dict[str, Any]:
+    """Keys typed while o200k_base's deferred opening work runs, and after it; and the idle
+    slices the server logged (at DEBUG: wall and CPU time of each)."""
+    text = TEXTS[kind](size)
+    log_path = work / "server.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        env = {"TIKTOKEN_CACHE_DIR": str(cache), "TOKENLINE_LOG": "DEBUG"}
+        client = Client(python, env, log)
+        try:
+            client.initialize({"model": "o200k_base"})
+            client.open("file:///bench/warm.txt", "the model loads here")
+            client.status("file:///bench/warm.txt", 1)
+            uri = f"file:///bench/{size}.txt"
+            opened = open_like_vscode(client, uri, text)
+            typist = Typist(client, uri, text, seed=size)
+            during = typist.keys(seconds=1.2 * size / MB)
+            time.sleep(1.5 * size / MB)  # the idle work finishes
+            after = typist.keys(count=100)
+        finally:
+            client.close()
+    slices = logged_slices(log_path.read_text(encoding="utf-8"))
+    if slices is None:  # a build that logs no slices: its fixed slices, timed here
+        slices = fixed_slices(text, 1 << 15, cache)
+    return {
+        "kind": kind,
+        "size": size,
+        **opened,
+        "during": summary(during),
+        "after": summary(after),
+        "slices": slices,
+    }
+
+
+SLICE_LINE = re.compile(r"idle slice (\S+) \S*: ([\d.]+) ms, cpu ([\d.]+) ms")
+
+
+def logged_slices(log: str) -> dict[str, Any] | None:
+    """The server's idle slices of work (kind: count, max and p99 CPU ms, max wall ms)."""
+    found: dict[str, list[tuple[float, float]]] = {}
+    for m in SLICE_LINE.finditer(log):
+        found.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
+    if not found:
+        return None
+    out: dict[str, Any] = {"timed": "in the server"}
+    for kind, times in found.items():
+        cpu = sorted(c for _, c in times)
+        out[kind] = {
+            "n": len(cpu),
+            "cpu_p99_ms": round(cpu[min(len(cpu) - 1, int(0.99 * len(cpu)))], 2),
+            "cpu_max_ms": round(cpu[-1], 2),
+            "wall_max_ms": round(max(w for w, _ in times), 2),
         }
-        doc = {"textDocument": {"uri": uri}}
-        full, full_bytes, full_s = client.request("textDocument/semanticTokens/full", doc)
-        if full is None:
-            rng = {"start": {"line": 1000, "character": 0}, "end": {"line": 1050, "character": 0}}
-            _, rbytes, rs = client.request(
-                "textDocument/semanticTokens/range", {**doc, "range": rng}
-            )
-            result.update(
-                semantic="range only",
-                range_50_lines_bytes=rbytes,
-                range_50_lines_ms=round(rs * 1e3, 2),
-            )
-        else:
-            off = len(text) // 2
-            pos = position(starts, off)
-            version += 1
-            client.notify(
-                "textDocument/didChange",
-                {
-                    "textDocument": {"uri": uri, "version": version},
-                    "contentChanges": [{"range": {"start": pos, "end": pos}, "text": "x"}],
-                },
-            )
-            client.wait_status(uri, version)
-            delta, delta_bytes, delta_s = client.request(
-                "textDocument/semanticTokens/full/delta",
-                {**doc, "previousResultId": full["resultId"]},
-            )
-            assert "edits" in delta, "expected a delta"
-            result.update(
-                semantic="full+delta",
-                full_bytes=full_bytes,
-                full_ms=round(full_s * 1e3, 1),
-                delta_bytes=delta_bytes,
-                delta_ms=round(delta_s * 1e3, 2),
-                delta_ints=sum(len(e.get("data") or []) for e in delta["edits"]),
-            )
-        result["compiled"] = bool(init and _compiled())
-        return result
+    return out
+
+
+def fixed_slices(text: str, budget: int, cache: Path) -> dict[str, Any]:
+    """Document.prepare(budget) until done, CPU-timed here: what a build that always prepares
+    `budget` characters per slice spends in each."""
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)  # the seeded cache: never a download
+    from tokenline.core import Document, load_model
+
+    doc = Document(load_model("o200k_base"), text)
+    cpu: list[float] = []
+    more = True
+    while more:
+        start = time.thread_time()
+        more = bool(doc.prepare(budget))
+        cpu.append((time.thread_time() - start) * 1e3)
+    cpu.sort()
+    p99 = cpu[min(len(cpu) - 1, int(0.99 * len(cpu)))]
+    slices = {"n": len(cpu), "cpu_p99_ms": round(p99, 2), "cpu_max_ms": round(cpu[-1], 2)}
+    return {"timed": f"{budget:,} characters a slice, here", "prepare": slices}
+
+
+def bench_latency_memory(python: str, size: int) -> dict[str, Any]:
+    """didChange -> status over 200 keys, and resident memory per token (bundled model)."""
+    text = prose(size)
+    client = Client(python)
+    try:
+        client.initialize({"contextWindow": 8192})
+        client.open("file:///bench/warm.txt", "the model loads here")
+        client.status("file:///bench/warm.txt", 1)
+        time.sleep(1)
+        rss_before, _ = client.memory()
+        uri = f"file:///bench/{size}.txt"
+        opened = open_like_vscode(client, uri, text)
+        time.sleep(2)
+        latencies = Typist(client, uri, text, seed=size).keys(count=200)
+        rss_after, peak = client.memory()
+        tokens = client.status(uri, 201)[1]["tokens"]
+        return {
+            "size": size,
+            "tokens": tokens,
+            **opened,
+            **summary(latencies),
+            "rss_bytes_per_token": round((rss_after - rss_before) / tokens, 1),
+            "peak_rss_mb": round(peak / 1e6, 1),
+        }
     finally:
         client.close()
 
 
-def _compiled() -> bool:
-    import tokenline.core
+def bench_whole(python: str, model: Path, size: int, keys: int = 60) -> dict[str, Any]:
+    """A model that re-encodes whole: single keys (median of 3), then `keys` keys 100 ms
+    apart."""
+    text = prose(size)
+    client = Client(python)
+    uri = "file:///bench/whole.txt"
 
-    return bool(tokenline.core.COMPILED)
+    def key(version: int, col: int) -> float:
+        pos = {"line": 100, "character": col}
+        change = {"range": {"start": pos, "end": pos}, "text": "a"}
+        doc = {"uri": uri, "version": version}
+        return client.notify(
+            "textDocument/didChange", {"textDocument": doc, "contentChanges": [change]}
+        )
+
+    try:
+        client.initialize({"model": str(model)})
+        client.open(uri, text)
+        client.status(uri, 1)
+        alone = []
+        for version in (2, 3, 4):  # single keys, each once the last one is counted
+            sent = key(version, 0)
+            alone.append(client.status(uri, version)[0] - sent)
+            time.sleep(0.3)
+        last = 0.0
+        for i in range(keys):
+            last = key(5 + i, 1 + i)
+            time.sleep(max(0.0, last + 0.1 - time.perf_counter()))
+        final = client.status(uri, 4 + keys)[0] - last
+        burst = [p for _, p in client.statuses if p["version"] > 4]
+        settled = [p for p in burst if "pending" in p and not p["pending"]]
+        return {
+            "one_key_s": round(statistics.median(alone), 3),
+            "last_key_to_final_status_s": round(final, 3),
+            "reencodes": len(settled) if any("pending" in p for p in burst) else None,
+            "statuses": len(burst),
+        }
+    finally:
+        client.close()
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+def setup(work: Path) -> tuple[Path, Path]:
+    """tiktoken's cache seeded from ../shared, and a unigram model trained on Botchan."""
+    cache = work / "tiktoken"
+    subprocess.run(
+        [sys.executable, str(SEED_TIKTOKEN), str(cache)], check=True, capture_output=True
+    )
+    prefix = work / "unigram"
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(BOTCHAN.read_text(encoding="utf-8").splitlines()),
+        model_prefix=str(prefix),
+        model_type="unigram",
+        vocab_size=4000,
+        minloglevel=2,
+        num_threads=1,
+    )
+    return cache, prefix.with_suffix(".model")
+
+
+def run(builds: dict[str, str], quick: bool, work: Path) -> dict[str, Any]:
+    cache, unigram = setup(work)
+    sizes = [MB] if quick else [MB, 10 * MB]
+    out: dict[str, Any] = {"idle": [], "latency": [], "whole": []}
+    for size in sizes:
+        for kind in ["prose"] if quick else list(TEXTS):
+            for name, python in builds.items():
+                print(f"... idle work: {kind}, {size:,} chars, {name}", file=sys.stderr, flush=True)
+                out["idle"].append({"build": name, **bench_idle(python, kind, size, cache, work)})
+        for name, python in builds.items():
+            print(f"... latency and memory: {size:,} chars, {name}", file=sys.stderr, flush=True)
+            out["latency"].append({"build": name, **bench_latency_memory(python, size)})
+    text = prose(MB)
+    sp = spm.SentencePieceProcessor(model_file=str(unigram))
+    start = time.perf_counter()
+    sp.encode(text)
+    out["sentencepiece_encode_s"] = round(time.perf_counter() - start, 3)
+    for name, python in builds.items():
+        print(f"... whole re-encodes: {name}", file=sys.stderr, flush=True)
+        out["whole"].append({"build": name, **bench_whole(python, unigram, MB)})
+    return out
+
+
+def ms3(s: dict[str, float]) -> str:
+    return f"{s['median_ms']:.1f} / {s['p99_ms']:.1f} / {s['max_ms']:.1f} ms"
+
+
+def print_tables(out: dict[str, Any]) -> None:
+    print("| text | size | build | open → status | open → colours | prepare slices: CPU p99 / max "
+          "| keys during idle work (median / p99 / max) | keys after it |")  # fmt: skip
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for r in out["idle"]:
+        prep = r["slices"].get("prepare") or {"cpu_p99_ms": 0, "cpu_max_ms": 0, "n": 0}
+        print(
+            f"| {r['kind']} | {r['size'] // MB} MB | {r['build']} | {r['open_to_status_s']} s "
+            f"| {r['open_to_colours_s']} s | {prep['cpu_p99_ms']} / {prep['cpu_max_ms']} ms "
+            f"({prep['n']}) | {ms3(r['during'])} ({r['during']['n']} keys) | {ms3(r['after'])} |"
+        )
+    print("\n| size | build | open → status | didChange → status median | p99 | RSS per token "
+          "| peak RSS |")  # fmt: skip
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for r in out["latency"]:
+        print(
+            f"| {r['size'] // MB} MB | {r['build']} | {r['open_to_status_s']} s "
+            f"| {r['median_ms']:.2f} ms | {r['p99_ms']:.2f} ms | {r['rss_bytes_per_token']} B "
+            f"| {r['peak_rss_mb']} MB |"
+        )
+    whole = {r["build"]: r for r in out["whole"]}
+    reencode = whole.get("baseline", {}).get("one_key_s") or out["sentencepiece_encode_s"]
+    print(f"\nOne whole re-encode: {reencode} s (sentencepiece alone: "
+          f"{out['sentencepiece_encode_s']} s)\n")  # fmt: skip
+    print("| build | one key alone | 60 keys, 100 ms apart: last key → its count "
+          "| in whole re-encodes | re-encodes |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, r in whole.items():
+        n = "one per change" if r["reencodes"] is None else r["reencodes"]
+        print(
+            f"| {name} | {r['one_key_s']} s | {r['last_key_to_final_status_s']} s "
+            f"| {r['last_key_to_final_status_s'] / reencode:.2f} | {n} |"
+        )
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--edits", type=int, default=200)
-    p.add_argument("--sizes", default="10000,100000,1000000,10000000")
-    p.add_argument("--seed", type=int, default=1)
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    p.add_argument("--baseline", help="another build's Python (e.g. a venv of main's HEAD)")
+    p.add_argument("--quick", action="store_true", help="1 MB prose only")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args()
-    rows = []
-    for size in (int(s) for s in args.sizes.split(",")):
-        print(f"... {size:,} characters", file=sys.stderr, flush=True)
-        rows.append(bench_size(size, args.edits, args.seed))
-    print(
-        "| document | open → status | didChange → status median | p99 | max "
-        "| full re-encode (baseline) | speed-up | semantic tokens |"
+    builds = {"this build": sys.executable}
+    if args.baseline:
+        builds["baseline"] = args.baseline
+    with tempfile.TemporaryDirectory() as work:
+        out = run(builds, args.quick, Path(work))
+    print_tables(out)
+    out.update(
+        benchmark="server",
+        python=platform.python_version(),
+        machine=platform.machine(),
+        cpus=os.cpu_count(),
+        load_average=os.getloadavg(),
     )
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-    for r in rows:
-        if r["semantic"] == "range only":
-            sem = (
-                f"range only; 50 lines: {r['range_50_lines_bytes']:,} B "
-                f"in {r['range_50_lines_ms']} ms"
-            )
-        else:
-            sem = (
-                f"full {r['full_bytes']:,} B in {r['full_ms']} ms; delta after 1 char: "
-                f"{r['delta_bytes']:,} B in {r['delta_ms']} ms"
-            )
-        print(
-            f"| {r['size_chars']:,} chars | {r['open_to_status_s']} s | {r['median_ms']} ms | "
-            f"{r['p99_ms']} ms | {r['max_ms']} ms | {r['full_encode_ms']:,} ms "
-            f"| {r['speedup']:,.0f}× | {sem} |"
-        )
-    out = {
-        "benchmark": "server",
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "compiled_core": _compiled(),
-        "edits_per_size": args.edits,
-        "results": rows,
-    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(f"\nwritten to {args.out}", file=sys.stderr)

@@ -35,7 +35,16 @@ from tokenline.core.resolve import (
     load_model,
     resolve_model,
 )
-from tokenline.core.rope import UTF8, UTF16, UTF32, count_breaks, units8, units16, utf8_width
+from tokenline.core.rope import (
+    UTF8,
+    UTF16,
+    UTF32,
+    TextRope,
+    count_breaks,
+    units8,
+    units16,
+    utf8_width,
+)
 from tokenline.core.tiktokencache import cached_tiktoken_encodings, tiktoken_cache_dir
 from tokenline.core.vocab import FLAG_BYTE as TOKEN_BYTE
 from tokenline.core.vocab import FLAG_SPECIAL as TOKEN_SPECIAL
@@ -64,6 +73,7 @@ __all__ = [
     "Model",
     "ModelError",
     "ModelSource",
+    "TextRope",
     "bundled_model_path",
     "bundled_models",
     "cached_tiktoken_encodings",

@@ -34,6 +34,8 @@ from tokenline.server.diagnostics import DiagnosticsFeature
 from tokenline.server.dispatch import Features, logged
 from tokenline.server.feature import Change, DocState, Feature, Handler, Host
 from tokenline.server.hover import HoverFeature
+from tokenline.server.idle import IdleWork
+from tokenline.server.memory import LARGE, give_back
 from tokenline.server.models import ModelsFeature
 from tokenline.server.positions import unit_of
 from tokenline.server.sections import SectionsFeature
@@ -93,7 +95,9 @@ class TokenlineServer(LanguageServer):
         )
         # The code units of LSP positions the client and the server agreed on.
         self.unit = UTF16
-        self.store = DocumentStore()
+        # Work done while no input waits: finishing openings, whole re-encodes (idle.py).
+        self.idle = IdleWork()
+        self.store = DocumentStore(self.idle, self.caught_up)
         # The features whose data makes a document's settings and model.
         self.configuration = ConfigurationFeature(self)
         self.project = ProjectFeature(self)
@@ -190,28 +194,54 @@ class TokenlineServer(LanguageServer):
     # -- document events --------------------------------------------------------------------------
 
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        """Opens the document and publishes its count at once, before the requests the client
+        sent behind the didOpen (colours, hints) are answered."""
         uri = params.text_document.uri
         settings = self.settings_for(uri)
         model, problem = self.models.for_document(uri, settings, None)
         st = self.store.open(params.text_document, settings, model)
         st.model_problem = problem
         self.features.each("document_opened", st)
-        self.mark(st.uri)
+        self.pending.discard(uri)
+        self.features.each("publish", st)
+        self.give_back_later(int(st.doc.length()))
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         changed = self.store.change(params, self.unit)
-        if changed is not None:
-            self.document_changed(*changed)
+        if changed is None:
+            return
+        st, change = changed
+        if st.pending:
+            self.mark(st.uri)  # the status says the tokens are catching up (catchup.py)
+        else:
+            self.document_changed(st, change)
 
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         st = self.store.close(params.text_document.uri)
         if st is not None:
             self.pending.discard(st.uri)
             self.features.each("document_closed", st)
+            self.give_back_later(int(st.doc.length()))
 
     def document_changed(self, st: DocState, change: Change) -> None:
         self.features.each("document_changed", st, change)
         self.mark(st.uri)
+
+    def give_back_later(self, chars: int) -> None:
+        """After opening or closing a document of `chars` characters: in idle time, once the
+        message is gone too, hands the heap's free pages back when it was large (memory.py)."""
+        if chars >= LARGE:
+            self.idle.add("give back", "", self._give_back)
+
+    def _give_back(self) -> bool:
+        give_back()
+        return False  # one slice
+
+    def caught_up(self, st: DocState, change: Change) -> None:
+        """The tokens of a document that re-encodes whole caught up with its text (catchup.py):
+        what the client asked for meanwhile was refused, so it is asked to ask again."""
+        self.document_changed(st, change)
+        self.features.each("refresh")
 
     # -- publishing -------------------------------------------------------------------------------
 
@@ -291,8 +321,8 @@ def serve(tcp: str | None = None) -> int:
         if not port.isdigit():
             print(f"tokenline serve: --tcp wants HOST:PORT, not {tcp!r}", file=sys.stderr)
             return EXIT_USAGE
-        return run_tcp(ls, ls.flush, host or DEFAULT_HOST, int(port))
-    return run_stdio(ls, ls.flush)
+        return run_tcp(ls, ls.flush, host or DEFAULT_HOST, int(port), ls.idle.attach)
+    return run_stdio(ls, ls.flush, ls.idle.attach)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -159,6 +159,8 @@ class DiagnosticsFeature(Feature):
         self._published.pop(st.uri, None)
 
     def publish(self, st: DocState) -> None:
+        if st.pending:
+            return  # positions in the older text: the ones shown stay until the tokens catch up
         doc, settings, model = measured(st, self.others)
         diags = compute(doc, settings, self.host.unit, model)
         published = key(diags)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from tokenline.core import Document, Model
 from tokenline.server.settings import Settings
@@ -85,10 +86,22 @@ class DocState:
     surrogates_logged: bool = False
     # Set while the model the settings name cannot be loaded (doc.model is another one).
     model_problem: ModelProblem | None = None
+    # The text has changed since the tokens were made (a model that re-encodes whole catching
+    # up: server/catchup.py); `doc` still holds the older text and its tokens.
+    pending: bool = False
 
     @property
     def model(self) -> Model:
         return self.doc.model
+
+
+class NotReady(JsonRpcException):
+    """The error answer (LSP's ServerCancelled) to a request the server cannot answer now: the
+    document's tokens are catching up with its text, or colours of a document that large come by
+    range only. VS Code's client takes it as a cancellation: it keeps what it shows and asks
+    again later."""
+
+    CODE = -32802
 
 
 class Host(Protocol):
@@ -99,7 +112,8 @@ class Host(Protocol):
         """The code unit of LSP positions that the client and the server agreed on."""
 
     def document(self, uri: str) -> DocState:
-        """The open document at uri; an InvalidParams error answer when it is not open."""
+        """The open document at uri, its tokens in step with its text; an InvalidParams error
+        answer when it is not open, NotReady while its tokens catch up."""
 
     def folders(self) -> list[str]:
         """The workspace folders' URIs (none before `initialize`)."""

@@ -15,6 +15,16 @@ checking that the LLM tokens did not change across the edge of that region (both
 new tokenization have a token boundary at its first and last line start; then, by the locality of
 BPE, every token outside it is unchanged). The edit sent is trimmed to the semantic tokens that
 differ, so one typed character costs a few of them, not the document.
+
+Large documents: an editor that takes a full result re-reads all of it on every delta (VS Code
+rebuilds its whole token store per edit, which makes typing in a 1 MB document stutter), and the
+first full result of a large document is megabytes. A client that asks for ranges and supports
+ServerCancelled (VS Code) gets colours of documents over RANGE_ONLY_ABOVE characters by range
+only (what is on screen): their full and delta requests get a ServerCancelled answer, which VS
+Code takes as "not now" and keeps asking for the visible ranges (a null result would mean "no
+colours, and done"). Other clients get full results up to FULL_LIMIT characters, and null above
+it (lsp-mode, for one, asks for a range first and then for the full result when idle, and keeps
+the full one).
 """
 
 from __future__ import annotations
@@ -36,7 +46,15 @@ from tokenline.core import (
     UTF32,
     Document,
 )
-from tokenline.server.feature import ALL_LINES, Change, DocState, Feature, Handler, Host
+from tokenline.server.feature import (
+    ALL_LINES,
+    Change,
+    DocState,
+    Feature,
+    Handler,
+    Host,
+    NotReady,
+)
 from tokenline.server.positions import unit_columns, units
 
 TOKEN_TYPES = ["tokenlineA", "tokenlineB"]
@@ -48,7 +66,10 @@ MOD_UNKNOWN = 8
 
 LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOKEN_MODIFIERS)
 
-# Documents longer than this (code points) are served by range only.
+# Documents longer than this (code points) get colours by range only for a client that asks for
+# ranges and supports ServerCancelled: VS Code's work per delta then stays about a millisecond.
+RANGE_ONLY_ABOVE = 100_000
+# Documents longer than this get no full result at all (null to a client without ranges).
 FULL_LIMIT = 2_000_000
 # A range inside a line longer than this is coloured from the range's start, not the line's.
 LONG_LINE = 1_000_000
@@ -80,7 +101,7 @@ MODIFIERS_OF_KIND = [_modifiers_of_kind(kind) for kind in range(ALL_KINDS + 1)]
 class Lines:
     """Semantic tokens of a run of whole lines, relative-encoded after a given previous line."""
 
-    data: list[int]
+    data: array[int]  # "I": five per semantic token, as LSP sends them
     counts: list[int]  # semantic tokens per line
     cont: bytearray  # 1 where the line starts inside an LLM token (no boundary at its start)
     last_line: int  # line of the last semantic token (the previous line when there is none)
@@ -92,7 +113,7 @@ class SemanticCache:
 
     result_id: str
     data: array[int]
-    line_first: array[int]  # line_first[L]: semantic tokens on lines before L; len = lines + 1
+    line_first: array[int]  # "I": line_first[L]: semantic tokens on lines before L; len = lines + 1
     cont: bytearray
     n_lines: int
     # Lines unchanged at the start and at the end of the text since this result.
@@ -162,7 +183,9 @@ def encode_lines(
     n_lines = int(doc.line_count())
     first_line = max(0, min(first_line, n_lines))
     last_line = max(first_line, min(last_line, n_lines))
-    lines = Lines([], [0] * (last_line - first_line), bytearray(last_line - first_line), prev_line)
+    lines = Lines(
+        array("I"), [0] * (last_line - first_line), bytearray(last_line - first_line), prev_line
+    )
     if first_line >= last_line:
         return lines
     run = _run(doc, first_line, last_line, unit, start_offset, end_offset)
@@ -271,8 +294,8 @@ def full(doc: Document, unit: int, result_id: str) -> SemanticCache:
     """The semantic tokens of the whole document."""
     n_lines = int(doc.line_count())
     lines = encode_lines(doc, 0, n_lines, unit)
-    line_first = array("q", itertools.accumulate(lines.counts, initial=0))
-    return SemanticCache(result_id, array("I", lines.data), line_first, lines.cont, n_lines)
+    line_first = array("I", itertools.accumulate(lines.counts, initial=0))
+    return SemanticCache(result_id, lines.data, line_first, lines.cont, n_lines)
 
 
 def delta(
@@ -289,7 +312,7 @@ def delta(
     i0, i1 = lf[head], lf[n_old - tail]  # the old semantic tokens of the region: [i0, i1)
     prev_line = bisect_right(lf, i0 - 1) - 1 if i0 > 0 else 0
     lines = encode_lines(doc, head, n_new - tail, unit, prev_line, 0)
-    repl: list[int] = list(lines.data)
+    repl: list[int] = lines.data.tolist()
     del_end = i1
     if i1 < lf[n_old]:
         # The first semantic token after the region: only its line delta can change.
@@ -353,7 +376,7 @@ def _update_lines(old: SemanticCache, head: int, tail: int, n_new: int, lines: L
     new_lf = lf[:head]
     new_lf.extend(itertools.accumulate(lines.counts, initial=i0))
     if added:
-        new_lf.extend(array("q", [x + added for x in lf[n_old - tail + 1 :]]))
+        new_lf.extend(array("I", [x + added for x in lf[n_old - tail + 1 :]]))
     else:
         new_lf.extend(lf[n_old - tail + 1 :])
     old.line_first = new_lf
@@ -361,13 +384,13 @@ def _update_lines(old: SemanticCache, head: int, tail: int, n_new: int, lines: L
     old.n_lines = n_new
 
 
-def range_tokens(doc: Document, rng: types.Range, unit: int) -> list[int]:
+def range_tokens(doc: Document, rng: types.Range, unit: int) -> array[int]:
     """Semantic tokens of the lines a range touches (whole lines, so colours match full)."""
     n_lines = int(doc.line_count())
     l0 = max(0, rng.start.line)
     l1 = min(n_lines, rng.end.line + 1)
     if l0 >= l1:
-        return []
+        return array("I")
     a = int(doc.line_start(l0))
     b = int(doc.line_end(l1 - 1))
     if b - a > LONG_LINE:
@@ -388,6 +411,9 @@ class SemanticTokensFeature(Feature):
         self._results: dict[str, SemanticCache] = {}
         self._result_ids = itertools.count(1)
         self.can_refresh = False
+        # Documents longer than this get no full result (RANGE_ONLY_ABOVE when the client asks
+        # for ranges, else FULL_LIMIT).
+        self.full_limit = FULL_LIMIT
 
     def handlers(self) -> list[Handler]:
         return [
@@ -399,6 +425,12 @@ class SemanticTokensFeature(Feature):
     def initialize(self, params: types.InitializeParams) -> None:
         ws = params.capabilities.workspace
         self.can_refresh = bool(ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
+        doc = params.capabilities.text_document
+        sem = doc.semantic_tokens if doc else None
+        # `range` is true or {} (an empty object) when the client asks for ranges; a client that
+        # supports ServerCancelled asks again for what it refused (VS Code: the visible ranges).
+        if sem and sem.requests.range not in (None, False) and sem.server_cancel_support:
+            self.full_limit = RANGE_ONLY_ABOVE
 
     def document_opened(self, st: DocState) -> None:
         self._results.pop(st.uri, None)
@@ -429,7 +461,7 @@ class SemanticTokensFeature(Feature):
         st = self.host.document(params.text_document.uri)
         cache = self._results.get(st.uri)
         if (
-            st.doc.length() > FULL_LIMIT
+            st.doc.length() > self.full_limit
             or cache is None
             or cache.result_id != params.previous_result_id
         ):
@@ -443,12 +475,19 @@ class SemanticTokensFeature(Feature):
 
     def range(self, params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
         st = self.host.document(params.text_document.uri)
-        return types.SemanticTokens(data=range_tokens(st.doc, params.range, self.host.unit))
+        data = range_tokens(st.doc, params.range, self.host.unit)
+        return types.SemanticTokens(data=data.tolist())
 
     def _full_result(self, st: DocState) -> types.SemanticTokens | None:
-        """A full result, remembered for deltas; None for documents served by range only."""
-        if st.doc.length() > FULL_LIMIT:
+        """A full result, remembered for deltas. A document served by range only gets a
+        ServerCancelled answer for a client that supports it (it asks for ranges instead), None
+        for another."""
+        if st.doc.length() > self.full_limit:
             self._results.pop(st.uri, None)
+            if self.full_limit == RANGE_ONLY_ABOVE:
+                raise NotReady(
+                    f"{st.uri}: colours by range only (over {RANGE_ONLY_ABOVE:,} characters)"
+                )
             return None
         cache = full(st.doc, self.host.unit, self._next_result_id())
         self._results[st.uri] = cache

@@ -1,8 +1,8 @@
 """`tokenline/status`: what the editors show of a document after its changes, built here and
-nowhere else: its token count, context window, warnAt, model, whether the core is compiled, its
-project budget when it has one (counted under the budget's model when it names one), its counts
-under the compare models, and why it is not on the model its settings name when that model failed
-to load."""
+nowhere else: its token count, context window, warnAt, model, whether the core is compiled,
+whether the count is catching up with the text, its project budget when it has one (counted
+under the budget's model when it names one), its counts under the compare models, and why it is
+not on the model its settings name when that model failed to load."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ def status(
         "compiled": COMPILED,
         "warnAt": s.warn_at,
         "compare": [count_fields(c) for c in compared],
+        # True while a model that re-encodes whole has not yet counted the newest text: `tokens`
+        # is the count of an earlier version (server/catchup.py).
+        "pending": st.pending,
     }
     if s.budget is not None:
         fields["budget"] = s.budget

@@ -4,37 +4,86 @@ Every content change of a `didChange` goes to the core as one edit, in order, wi
 converted to code-point offsets by the core's line index (never by rescanning the text). pygls's
 own TextDocument is not used: the server's protocol class keeps pygls's workspace out of
 didOpen/didChange/didClose, so no second copy of a document is rebuilt per change. The server
-answers those notifications (app.py) and hands each document to its features.
+answers those notifications (app.py) and hands each document to its features. A document whose
+model re-encodes whole is edited through its backlog while its tokens catch up (catchup.py); the
+opening work a model defers is finished in idle time (idle.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from tokenline.core import UTF16, Document, Model
-from tokenline.server.feature import EVERYTHING, Change, DocState, Edit
+from tokenline.server.catchup import CatchUp
+from tokenline.server.feature import EVERYTHING, Change, DocState, Edit, NotReady
+from tokenline.server.idle import SLICE_SECONDS, IdleWork
+from tokenline.server.memory import LARGE, give_back
 from tokenline.server.settings import Settings
 from tokenline.server.text import clean
 
 log = logging.getLogger("tokenline.server")
 
-# Characters of deferred opening work (Document.prepare) done per turn of the event loop.
-PREPARE_SLICE = 1 << 15
+PREPARE = "prepare"
+# Characters of deferred opening work (Document.prepare) in a document's first slice; later
+# slices are sized from the time the last one took, to take about SLICE_SECONDS.
+FIRST_PREPARE_BUDGET = 1 << 12
+PREPARE_BUDGETS = (1 << 8, 1 << 18)
+
+
+class EditableText(Protocol):
+    """What the store edits a document's text through: its Document, or its backlog."""
+
+    def length(self) -> int: ...
+    def line_count(self) -> int: ...
+    def line_start(self, line: int) -> int: ...
+    def line_end(self, line: int) -> int: ...
+    def offset(self, line: int, column: int, unit: int) -> int: ...
+    def position(self, offset: int, unit: int) -> tuple[int, int]: ...
+    def slice(self, start: int, end: int) -> str: ...
+    def edit(self, start: int, end: int, text: str) -> None: ...
+
+
+class Preparation:
+    """A document's deferred opening work, one slice per call, each sized to take about
+    SLICE_SECONDS (a long line may still make one longer: the core stops where it can)."""
+
+    def __init__(self, st: DocState, docs: DocumentStore) -> None:
+        self.st = st
+        self.doc = st.doc
+        self.docs = docs
+        self.budget = FIRST_PREPARE_BUDGET
+
+    def __call__(self) -> bool:
+        if self.docs.get(self.st.uri) is not self.st or self.st.doc is not self.doc:
+            return False  # closed, or re-tokenized (which prepares its new Document)
+        start = time.perf_counter()
+        more = bool(self.doc.prepare(self.budget))
+        took = max(time.perf_counter() - start, 1e-6)
+        # Towards the budget that takes SLICE_SECONDS, by at most a factor 4 per slice.
+        scaled = self.budget * min(4.0, max(0.25, SLICE_SECONDS / took))
+        self.budget = int(min(max(scaled, PREPARE_BUDGETS[0]), PREPARE_BUDGETS[1]))
+        return more
 
 
 class DocumentStore:
     """Documents by URI, opened, changed and closed as the client says."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        idle: IdleWork | None = None,
+        caught_up: Callable[[DocState, Change], None] | None = None,
+    ) -> None:
+        """idle: where deferred work goes; caught_up: told when a document's tokens have
+        caught up with its text (catchup.py)."""
         self._docs: dict[str, DocState] = {}
-        # Documents finishing their opening in idle time, and the task doing it.
-        self._preparing: dict[str, DocState] = {}
-        self._prepare_task: asyncio.Task[None] | None = None
+        self.idle = idle or IdleWork()
+        self.catchup = CatchUp(self.idle, caught_up or (lambda st, change: None))
 
     def __iter__(self) -> Iterator[DocState]:
         return iter(list(self._docs.values()))
@@ -46,16 +95,22 @@ class DocumentStore:
         return self._docs.get(uri)
 
     def require(self, uri: str) -> DocState:
-        """The open document at uri; an InvalidParams error answer when it is not open."""
+        """The open document at uri, its tokens in step with its text: an InvalidParams error
+        answer when it is not open, NotReady while its tokens catch up."""
         st = self._docs.get(uri)
         if st is None:
             raise JsonRpcInvalidParams(f"document not open: {uri}")
+        if st.pending:
+            raise NotReady(f"{uri}: the tokens are catching up with the latest changes")
         return st
 
     def open(self, item: types.TextDocumentItem, settings: Settings, model: Model) -> DocState:
         """A document the client opened, tokenized with `model`."""
         text, replaced = clean(item.text)
-        st = DocState(item.uri, item.language_id, item.version, Document(model, text), settings)
+        start = time.perf_counter()
+        doc = Document(model, text)
+        st = DocState(item.uri, item.language_id, item.version, doc, settings)
+        self.catchup.took(st, time.perf_counter() - start, text)
         if replaced:
             _log_surrogates(st, replaced)
         self._docs[item.uri] = st
@@ -66,43 +121,47 @@ class DocumentStore:
         self, params: types.DidChangeTextDocumentParams, unit: int
     ) -> tuple[DocState, Change] | None:
         """Applies one didChange; the document and what the change left alone (None when the
-        document is not open)."""
+        document is not open). A pending document took the change into its backlog only."""
         uri = params.text_document.uri
         st = self._docs.get(uri)
         if st is None:
             log.warning("didChange for %s, which is not open; ignored", uri)
             return None
         version = params.text_document.version
-        return st, apply_changes(st, version, params.content_changes, unit)
+        backlog = self.catchup.backlog(st)
+        if backlog is not None:
+            change = apply_changes(st, backlog, version, params.content_changes, unit)
+            self.catchup.edited(st, change)
+            return st, change
+        start = time.perf_counter()
+        change = apply_changes(st, None, version, params.content_changes, unit)
+        self.catchup.took(st, time.perf_counter() - start)
+        return st, change
 
     def close(self, uri: str) -> DocState | None:
         """The document the client closed, out of the store (None when it was not open)."""
+        self.idle.discard(uri)
+        self.catchup.forget(uri)
         return self._docs.pop(uri, None)
 
     def set_model(self, st: DocState, model: Model) -> Change:
-        """Re-tokenizes the document with another model (a full encode)."""
+        """Re-tokenizes the document's newest text with another model (a full encode)."""
         log.info("%s: re-tokenizing with %s", st.uri, model.name)
-        st.doc = Document(model, st.doc.text)
+        text = self.catchup.text(st)
+        self.catchup.drop(st)
+        self.idle.discard(st.uri)
+        start = time.perf_counter()
+        st.doc = Document(model, text)
+        self.catchup.took(st, time.perf_counter() - start, text)
+        if len(text) >= LARGE:
+            give_back()  # the old Document's memory
         self._prepare_later(st)
         return Change(0, 0, new_model=True)
 
     def _prepare_later(self, st: DocState) -> None:
-        """Finishes the document's opening in slices between requests (Document.prepare), so
-        that the first edit in a far part of a large document stays fast."""
-        self._preparing[st.uri] = st
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # no event loop (a direct call): edits find what they need themselves
-        if self._prepare_task is None or self._prepare_task.done():
-            self._prepare_task = loop.create_task(self._prepare())
-
-    async def _prepare(self) -> None:
-        while self._preparing:
-            uri, st = next(iter(self._preparing.items()))
-            if self._docs.get(uri) is not st or not st.doc.prepare(PREPARE_SLICE):
-                self._preparing.pop(uri, None)
-            await asyncio.sleep(0)
+        """Finishes the document's opening in idle time (Document.prepare), so that the first
+        edit in a far part of a large document stays fast."""
+        self.idle.add(PREPARE, st.uri, Preparation(st, self))
 
 
 def _log_surrogates(st: DocState, n: int) -> None:
@@ -118,11 +177,13 @@ def _log_surrogates(st: DocState, n: int) -> None:
 
 def apply_changes(
     st: DocState,
+    backlog: EditableText | None,
     version: int | None,
     changes: Sequence[types.TextDocumentContentChangeEvent],
     unit: int,
 ) -> Change:
-    """Applies the content changes of one didChange, in order, then records the version."""
+    """Applies the content changes of one didChange, in order, to the document's backlog (or,
+    None, its Document), then records the version."""
     _check_version(st, version)
     change = Change()
     for event in changes:
@@ -131,10 +192,10 @@ def apply_changes(
         if replaced:
             _log_surrogates(st, replaced)
         if rng is None:
-            _replace_all(st, text)
+            _replace_all(st, backlog, text)
             change = change.then(EVERYTHING)
         else:
-            change = change.then(apply_range(st, rng, text, unit))
+            change = change.then(apply_range(st, backlog, rng, text, unit))
     st.version = version
     return change
 
@@ -154,7 +215,10 @@ def _check_version(st: DocState, version: int | None) -> None:
         log.info("%s: version jumped from %d to %d", st.uri, st.version, version)
 
 
-def _replace_all(st: DocState, text: str) -> None:
+def _replace_all(st: DocState, backlog: EditableText | None, text: str) -> None:
+    if backlog is not None:
+        backlog.edit(0, backlog.length(), text)
+        return
     try:
         st.doc.set_text(text)
     except Exception:
@@ -162,12 +226,20 @@ def _replace_all(st: DocState, text: str) -> None:
         st.doc = Document(st.doc.model, text)
 
 
-def apply_range(st: DocState, rng: types.Range, text: str, unit: int) -> Change:
+def _text(st: DocState, backlog: EditableText | None) -> EditableText:
+    """What an edit goes to: the backlog, else the document's Document (looked up each time: a
+    failed edit replaces it)."""
+    return st.doc if backlog is None else backlog
+
+
+def apply_range(
+    st: DocState, backlog: EditableText | None, rng: types.Range, text: str, unit: int
+) -> Change:
     """One ranged change: clamped as LSP says, converted through the line index, applied.
 
     Returns the lines it left alone at the start and at the end of the text.
     """
-    doc = st.doc
+    doc = _text(st, backlog)
     n_lines = doc.line_count()
     sl, sc = rng.start.line, rng.start.character
     el, ec = rng.end.line, rng.end.character
@@ -181,21 +253,22 @@ def apply_range(st: DocState, rng: types.Range, text: str, unit: int) -> Change:
             sc,
         )
         sl, sc, el, ec = el, ec, sl, sc
-    a = _offset(st, sl, sc, unit, n_lines, "start")
-    b = a if (el, ec) == (sl, sc) else _offset(st, el, ec, unit, n_lines, "end")
+    a = _offset(st, doc, sl, sc, unit, n_lines, "start")
+    b = a if (el, ec) == (sl, sc) else _offset(st, doc, el, ec, unit, n_lines, "end")
     if a < 0 or b < 0:
         # A position inside a UTF-16 surrogate pair: edit at the code-unit level.
-        return _edit_units(st, sl, sc, el, ec, text)
+        return _edit_units(st, backlog, (sl, sc, el, ec), text)
     line_a = min(max(sl, 0), n_lines - 1)
     line_b = min(max(el, 0), n_lines - 1)
-    if not _edit(st, a, b, text):
+    if not _edit(st, backlog, a, b, text):
         return EVERYTHING
     return Change(line_a, n_lines - 1 - line_b, edits=(Edit(a, b, text),))
 
 
-def _offset(st: DocState, line: int, col: int, unit: int, n_lines: int, which: str) -> int:
+def _offset(
+    st: DocState, doc: EditableText, line: int, col: int, unit: int, n_lines: int, which: str
+) -> int:
     """Code-point offset of an LSP position, clamped; -1 inside a surrogate pair (UTF-16)."""
-    doc = st.doc
     if line < 0 or col < 0:
         log.warning("%s: negative position %d:%d in a change; clamped to 0", st.uri, line, col)
         line, col = max(line, 0), max(col, 0)
@@ -238,9 +311,12 @@ def _offset(st: DocState, line: int, col: int, unit: int, n_lines: int, which: s
     return off
 
 
-def _edit(st: DocState, a: int, b: int, text: str) -> bool:
+def _edit(st: DocState, backlog: EditableText | None, a: int, b: int, text: str) -> bool:
     """Applies one edit; False when the core failed and the document was rebuilt from its text."""
     if a == b and not text:
+        return True
+    if backlog is not None:
+        backlog.edit(a, b, text)
         return True
     try:
         st.doc.edit(a, b, text)
@@ -256,13 +332,16 @@ def _edit(st: DocState, a: int, b: int, text: str) -> bool:
     return True
 
 
-def _edit_units(st: DocState, sl: int, sc: int, el: int, ec: int, text: str) -> Change:
+def _edit_units(
+    st: DocState, backlog: EditableText | None, where: tuple[int, int, int, int], text: str
+) -> Change:
     """A change whose ends split a surrogate pair: done on the UTF-16 code units of its lines.
 
     The halves left behind are lone surrogates, which the core cannot hold: they become U+FFFD,
     one code unit each, so every later UTF-16 position still matches the client's.
     """
-    doc = st.doc
+    sl, sc, el, ec = where
+    doc = _text(st, backlog)
     n_lines = doc.line_count()
     sl = min(sl, n_lines - 1)
     el = min(el, n_lines - 1)
@@ -285,7 +364,7 @@ def _edit_units(st: DocState, sl: int, sc: int, el: int, ec: int, text: str) -> 
         ec,
         replaced,
     )
-    if not _edit(st, a, b, new_text):
+    if not _edit(st, backlog, a, b, new_text):
         return EVERYTHING
     return Change(sl, n_lines - 1 - el, edits=(Edit(a, b, new_text),))
 

@@ -1,11 +1,12 @@
 """The LSP byte streams (stdio or TCP), read so that the server knows when no input is waiting.
 
-pygls reads stdin one line and one body at a time through a thread pool. This reader takes whatever
-bytes have arrived (one `read` call, up to 1 MiB) and serves the messages in them one after
-another without yielding; only when it must wait for more input does it call `on_idle` first. That
-is where the server publishes the statuses and diagnostics of the edits it has just applied:
-edits that arrive faster than they are processed are coalesced, and the last version is always
-reported before the server waits.
+Bytes from the client land in an `Inbox` as they arrive (a thread reads stdin; a TCP connection's
+protocol puts what it receives). The reader takes whatever bytes have arrived and serves the
+messages in them one after another without yielding; only when it must wait for more input does
+it call `on_idle` first. That is where the server publishes the statuses and diagnostics of the
+edits it has just applied: edits that arrive faster than they are processed are coalesced, and
+the last version is always reported before the server waits. While the reader waits with nothing
+queued, the inbox says so (`Inbox.idle`): the server's idle work runs only then (server/idle.py).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from pygls.io_ import run_async
 from pygls.lsp.server import LanguageServer
+
+from tokenline.server.feature import NotReady
 
 log = logging.getLogger("tokenline.server")
 
@@ -30,11 +33,37 @@ EXIT_INTERRUPTED = 130
 EXIT_CLIENT_GONE = 1
 
 
-class IdleReader:
-    """pygls's AsyncReader over a byte source, calling on_idle before every wait for input."""
+class Inbox:
+    """The client's bytes as they arrive (b"" at the end), and whether the reader waits for more.
 
-    def __init__(self, source: Callable[[], Awaitable[bytes]], on_idle: Callable[[], None]):
-        self._source = source
+    `idle` is set while the reader waits and no bytes are queued; bytes arriving clear it at
+    once, before the reader resumes, so idle work sees them before its next slice.
+    """
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self.idle = asyncio.Event()
+
+    def put(self, data: bytes) -> None:
+        """Bytes from the client (on the event loop's thread)."""
+        self.idle.clear()
+        self._queue.put_nowait(data)
+
+    async def get(self) -> bytes:
+        """The next bytes, waiting (idle) until some arrive."""
+        if self._queue.empty():
+            self.idle.set()
+        try:
+            return await self._queue.get()
+        finally:
+            self.idle.clear()
+
+
+class IdleReader:
+    """pygls's AsyncReader over an Inbox, calling on_idle before every wait for input."""
+
+    def __init__(self, inbox: Inbox, on_idle: Callable[[], None]):
+        self._inbox = inbox
         self._on_idle = on_idle
         self._buf = bytearray()
         self._pos = 0
@@ -50,7 +79,7 @@ class IdleReader:
             self._on_idle()
         except Exception:
             log.exception("publishing pending results failed")
-        data = await self._source()
+        data = await self._inbox.get()
         if not data:
             self._eof = True
             return False
@@ -78,10 +107,9 @@ class IdleReader:
         return out
 
 
-def stdin_source(fd: int) -> Callable[[], Awaitable[bytes]]:
-    """Reads fd in a daemon thread (a blocked read never holds up the exit)."""
+def pump_stdin(fd: int, inbox: Inbox) -> None:
+    """Reads fd into the inbox in a daemon thread (a blocked read never holds up the exit)."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
 
     def pump() -> None:
         while True:
@@ -89,12 +117,37 @@ def stdin_source(fd: int) -> Callable[[], Awaitable[bytes]]:
                 data = os.read(fd, CHUNK)
             except OSError:
                 data = b""
-            loop.call_soon_threadsafe(queue.put_nowait, data)
+            loop.call_soon_threadsafe(inbox.put, data)
             if not data:
                 return
 
     threading.Thread(target=pump, name="tokenline-stdin", daemon=True).start()
-    return queue.get
+
+
+class _TcpInbox(asyncio.Protocol):
+    """One TCP connection: what an accepted client sends goes to the inbox as it arrives."""
+
+    def __init__(self, inbox: Inbox, accept: Callable[[asyncio.Transport], bool]) -> None:
+        self._inbox = inbox
+        self._accept = accept
+        self._accepted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._accepted = self._accept(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._accepted:
+            self._inbox.put(data)
+
+    def eof_received(self) -> bool | None:
+        if self._accepted:
+            self._inbox.put(b"")
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._accepted:
+            self._inbox.put(b"")
 
 
 async def serve_reader(
@@ -112,17 +165,17 @@ async def serve_reader(
     )
 
 
-class _StreamWriter:
-    """pygls's writer interface over an asyncio StreamWriter (TCP)."""
+class _TransportWriter:
+    """pygls's writer interface over an asyncio transport (TCP)."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._w = writer
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._t = transport
 
     def write(self, data: bytes) -> None:
-        self._w.write(data)
+        self._t.write(data)
 
     def close(self) -> None:
-        self._w.close()
+        self._t.close()
 
 
 class _FdWriter:
@@ -153,10 +206,23 @@ def setup_logging() -> None:
     logging.getLogger("tokenline").setLevel(getattr(logging, level, logging.INFO))
     # pygls logs every message body at INFO: far too much for megabyte documents.
     logging.getLogger("pygls").setLevel(logging.WARNING)
+    # ... and every error answer at ERROR with a traceback, routine "not now" answers included.
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_an_error)
 
 
-def run_stdio(ls: LanguageServer, on_idle: Callable[[], None]) -> int:
-    """Serves one client on stdin/stdout; on_idle runs before each wait for input."""
+def _not_an_error(record: logging.LogRecord) -> bool:
+    """False for pygls's record of a NotReady answer (sent on every keystroke in a large
+    document whose colours come by range): an answer the server means, not a failure."""
+    return not (record.exc_info and isinstance(record.exc_info[1], NotReady))
+
+
+def run_stdio(
+    ls: LanguageServer,
+    on_idle: Callable[[], None],
+    on_inbox: Callable[[Inbox], None] | None = None,
+) -> int:
+    """Serves one client on stdin/stdout; on_idle runs before each wait for input, on_inbox
+    learns the inbox (whose `idle` tells when no input waits)."""
     stdin_fd = sys.stdin.fileno()
     stdout_fd = sys.stdout.fileno()
     # Nothing else may write to the protocol stream.
@@ -165,38 +231,51 @@ def run_stdio(ls: LanguageServer, on_idle: Callable[[], None]) -> int:
     stop = threading.Event()
 
     async def main() -> None:
-        reader = IdleReader(stdin_source(stdin_fd), on_idle)
-        await serve_reader(reader, ls.protocol, stop, ls._report_server_error)
+        inbox = Inbox()
+        if on_inbox is not None:
+            on_inbox(inbox)
+        pump_stdin(stdin_fd, inbox)
+        await serve_reader(IdleReader(inbox, on_idle), ls.protocol, stop, ls._report_server_error)
 
     return _run(main)
 
 
-def run_tcp(ls: LanguageServer, on_idle: Callable[[], None], host: str, port: int) -> int:
-    """Serves one client that connects to host:port; on_idle runs before each wait for input."""
+def run_tcp(
+    ls: LanguageServer,
+    on_idle: Callable[[], None],
+    host: str,
+    port: int,
+    on_inbox: Callable[[Inbox], None] | None = None,
+) -> int:
+    """Serves the first client that connects to host:port (then stops listening); on_idle and
+    on_inbox as for run_stdio."""
     stop = threading.Event()
 
     async def main() -> None:
-        done = asyncio.Event()
+        inbox = Inbox()
+        if on_inbox is not None:
+            on_inbox(inbox)
+        connected = asyncio.Event()
 
-        async def connection(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-            log.info("client connected from %s", w.get_extra_info("peername"))
-            ls.protocol.set_writer(_StreamWriter(w))
+        def accept(transport: asyncio.Transport) -> bool:
+            if connected.is_set():
+                transport.close()  # one client only
+                return False
+            log.info("client connected from %s", transport.get_extra_info("peername"))
+            ls.protocol.set_writer(_TransportWriter(transport))
+            connected.set()
+            return True
 
-            async def source() -> bytes:
-                return await r.read(CHUNK)
-
-            try:
-                await serve_reader(
-                    IdleReader(source, on_idle), ls.protocol, stop, ls._report_server_error
-                )
-            finally:
-                done.set()
-
-        server = await asyncio.start_server(connection, host, port)
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: _TcpInbox(inbox, accept), host, port)
         addrs = ", ".join(str(s.getsockname()) for s in server.sockets)
         log.info("listening on %s", addrs)
         async with server:
-            await done.wait()
+            await connected.wait()
+            server.close()
+            await serve_reader(
+                IdleReader(inbox, on_idle), ls.protocol, stop, ls._report_server_error
+            )
 
     return _run(main)
 

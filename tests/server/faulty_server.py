@@ -59,7 +59,7 @@ def main() -> int:
     to_file.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(to_file)
     ls = TokenlineServer(extra=[Faulty])
-    return run_stdio(ls, ls.flush)
+    return run_stdio(ls, ls.flush, ls.idle.attach)
 
 
 if __name__ == "__main__":

@@ -219,7 +219,11 @@ def check_semantic_spans(
 # -- the client ---------------------------------------------------------------------------------
 
 
-def client_capabilities(encodings: list[str] | None = None) -> T.ClientCapabilities:
+def client_capabilities(
+    encodings: list[str] | None = None, semantic_range: bool = True, server_cancel: bool = True
+) -> T.ClientCapabilities:
+    """VS Code's capabilities, as far as the server reads them (ranges and ServerCancelled for
+    semantic tokens unless told otherwise)."""
     return T.ClientCapabilities(
         general=T.GeneralClientCapabilities(
             position_encodings=[T.PositionEncodingKind(e) for e in (encodings or ["utf-16"])]
@@ -237,11 +241,12 @@ def client_capabilities(encodings: list[str] | None = None) -> T.ClientCapabilit
             inlay_hint=T.InlayHintClientCapabilities(),
             semantic_tokens=T.SemanticTokensClientCapabilities(
                 requests=T.ClientSemanticTokensRequestOptions(
-                    full=T.ClientSemanticTokensRequestFullDelta(delta=True), range=True
+                    full=T.ClientSemanticTokensRequestFullDelta(delta=True), range=semantic_range
                 ),
                 token_types=["tokenlineA", "tokenlineB"],
                 token_modifiers=["whitespace", "bytes", "special", "unknown"],
                 formats=[T.TokenFormat.Relative],
+                server_cancel_support=server_cancel,
             ),
         ),
     )
@@ -267,6 +272,8 @@ class Session:
         folders: list[str] | None = None,
         env: dict[str, str] | None = None,
         cmd: Sequence[str] = SERVER_CMD,
+        semantic_range: bool = True,
+        server_cancel: bool = True,
     ) -> None:
         self.loop = asyncio.new_event_loop()
         self.client: LanguageClient = make_test_lsp_client()
@@ -287,7 +294,7 @@ class Session:
         self.init_result = self.run(
             self.client.initialize_session(
                 T.InitializeParams(
-                    capabilities=client_capabilities(encodings),
+                    capabilities=client_capabilities(encodings, semantic_range, server_cancel),
                     initialization_options=init,
                     workspace_folders=[T.WorkspaceFolder(uri=f, name=f) for f in folders or []],
                     root_uri=(folders or [None])[0],

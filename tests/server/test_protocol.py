@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException
 
 from .harness import (
     BOTCHAN,
@@ -406,24 +409,71 @@ def test_position_encodings(encoding: str) -> None:
         s.close()
 
 
-def test_huge_document_is_served_by_range(session: Session) -> None:
+SERVER_CANCELLED = -32802
+
+
+def _refused(call: Callable[[], object]) -> int:
+    """The error code of a request's error answer."""
+    with pytest.raises(JsonRpcException) as refused:
+        call()
+    return refused.value.code
+
+
+def test_large_documents_are_coloured_by_range(session: Session) -> None:
+    """A client that asks for ranges and supports ServerCancelled (VS Code) gets colours of a
+    large document by range: full and delta are refused with ServerCancelled (VS Code then keeps
+    asking for the visible ranges; a null result would mean no colours at all)."""
     uri = "file:///huge.txt"
     text = botchan(2_100_000)
     session.open(uri, text, language="plaintext")
     assert session.status(uri)["tokens"] == sp_count(MODEL, text)
-    assert session.semantic_full(uri) is None
+    assert _refused(lambda: session.semantic_full(uri)) == SERVER_CANCELLED
+    assert _refused(lambda: session.semantic_delta(uri, "1")) == SERVER_CANCELLED
     lines = text.splitlines(keepends=True)
     first = 5000
     r = session.semantic_range(uri, rng((first, 0), (first + 40, 0)))
-    chunk_start = sum(len(x) for x in lines[:first])
     chunk = "".join(lines[first : first + 41])
     got = decode_semantic(r.data)
     assert got and got[0][0] == first
     # Botchan's lines start at token boundaries: the range's tokens are those of its text.
     want = [(line + first, c, n) for line, c, n, _b in _segments_of(chunk)]
     assert [(g[0], g[1], g[2]) for g in got] == want
-    del chunk_start
     session.close_doc(uri)
+
+
+def test_range_only_from_a_hundred_thousand_characters(session: Session) -> None:
+    uri = "file:///mid.txt"
+    text = botchan(150_000)
+    session.open(uri, text, language="plaintext")
+    assert _refused(lambda: session.semantic_full(uri)) == SERVER_CANCELLED
+    r = session.semantic_range(uri, rng((0, 0), (text.count("\n") + 1, 0)))
+    check_semantic(MODEL, text, r.data)
+    session.close_doc(uri)
+
+
+@pytest.mark.parametrize(
+    ("semantic_range", "server_cancel"),
+    [(False, False), (True, False)],
+    ids=["no ranges", "ranges without ServerCancelled (lsp-mode)"],
+)
+def test_other_clients_get_full_results(semantic_range: bool, server_cancel: bool) -> None:
+    """A client without ranges, or without ServerCancelled, gets full results up to 2,000,000
+    characters, and null above (lsp-mode asks for a range first and then for the full result
+    when idle: a refusal would leave it the range alone)."""
+    s = Session(
+        init={"contextWindow": 8192}, semantic_range=semantic_range, server_cancel=server_cancel
+    )
+    try:
+        text = botchan(150_000)
+        s.open("file:///mid.txt", text, language="plaintext")
+        full = s.semantic_full("file:///mid.txt")
+        assert full is not None
+        check_semantic(MODEL, text, full.data)
+        s.open("file:///huge.txt", botchan(2_100_000), language="plaintext")
+        s.status("file:///huge.txt")
+        assert s.semantic_full("file:///huge.txt") is None
+    finally:
+        s.close()
 
 
 def _segments_of(chunk: str) -> list[tuple[int, int, int, bool]]:
@@ -564,3 +614,27 @@ def test_exit_code(session: Session) -> None:
     s = Session()
     s.close()
     assert s.returncode == 0
+
+
+def test_a_not_ready_answer_is_not_logged_as_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """pygls logs every error answer with a traceback; the ServerCancelled answers a large
+    document's colours get on each keystroke are meant, so the server's log leaves them out."""
+    from tokenline.server.feature import NotReady
+    from tokenline.server.transport import setup_logging
+
+    root = logging.getLogger()
+    pygls_log = logging.getLogger("pygls.protocol.json_rpc")
+    saved = (root.handlers[:], root.level, pygls_log.filters[:])
+    try:
+        setup_logging()
+        for error in (NotReady("colours by range only"), RuntimeError("a real failure")):
+            try:
+                raise error
+            except Exception:
+                pygls_log.exception("Exception occurred for message %s", 2)
+    finally:
+        root.handlers[:], pygls_log.filters[:] = saved[0], saved[2]
+        root.setLevel(saved[1])
+    err = capsys.readouterr().err
+    assert "a real failure" in err
+    assert "colours by range only" not in err

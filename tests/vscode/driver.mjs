@@ -4,7 +4,7 @@
 //   node driver.mjs CONFIG.json
 //
 // CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget" | "tiktoken" |
-//          "switch" | "compare", url,
+//          "switch" | "compare" | "large", url,
 //          playwright, chromium, artifacts, workspace, files: {...}, hostResult, timeoutMs}. It
 // prints one JSON object on its last stdout line: what each step saw (or the error it met), so the
 // Python tests assert on each thing separately.
@@ -225,6 +225,8 @@ async function main() {
       await switchMode();
     } else if (config.mode === 'compare') {
       await compareMode();
+    } else if (config.mode === 'large') {
+      await largeMode();
     } else {
       await uiMode();
     }
@@ -739,6 +741,31 @@ async function compareMode() {
     const screenshot = await shot(`${config.shotPrefix}-command`);
     await page.keyboard.press('Escape');
     return { items, placeholder, screenshot };
+  });
+}
+
+/** A document too large for full semantic-token results: its colours come by visible range. */
+async function largeMode() {
+  await step('open', async () => {
+    await openFile(config.files.large);
+    const status = await waitForStatus((s) => !s.text.startsWith('Sel'), 'a token count');
+    return { status };
+  });
+
+  await step('top', async () => {
+    const lines = await boundaryLines(config.boundaryColours);
+    return { lines, screenshot: await shot('60-large-top') };
+  });
+
+  await step('middle', async () => {
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+G');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 10000 });
+    await input.fill(`:${config.middleLine}`);
+    await page.keyboard.press('Enter');
+    const lines = await boundaryLines(config.boundaryColours);
+    return { lines, screenshot: await shot('61-large-middle') };
   });
 }
 

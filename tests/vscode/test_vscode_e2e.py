@@ -1597,3 +1597,42 @@ def test_compare_status_bar_counts_the_selection(compare_ui: dict[str, Any]) -> 
     sel = compare_ui["counts"]["selection"][0]
     doc = compare_ui["counts"]["document"][0]
     assert status["text"] == f"Sel {fmt(sel)} · {fmt(doc)} / {fmt(CONTEXT_WINDOW)}", status
+
+
+# -- a document too large for full semantic-token results -----------------------------------------
+
+LARGE_CHARS = 10_000_000
+
+
+@pytest.fixture(scope="module")
+def large_ui(tmp_path_factory: pytest.TempPathFactory, vsix: Path, botchan: str) -> dict[str, Any]:
+    """A 10 MB text file in VS Code: the server refuses full results that large (ServerCancelled),
+    so VS Code asks for the visible ranges, at the top and after a jump to the middle."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = Env(tmp_path_factory.mktemp("vscode-large"))
+    story = botchan.lstrip("\ufeff").replace("\r\n", "\n")
+    text = (story * (LARGE_CHARS // len(story) + 1))[:LARGE_CHARS]
+    big = env.workspace / "big.txt"
+    big.write_text(text, encoding="utf-8")
+    env.install(vsix, {"tokenline.python": PYTHON})
+    with CodeServer(env, ARTIFACTS / "code-server-large.log"):
+        result = run_driver(
+            env,
+            "large",
+            env.url(),
+            {
+                "files": {"large": big.name},
+                "boundaryColours": [rgb(DARK_A), rgb(DARK_B)],
+                "middleLine": text.count("\n") // 2,
+                "timeoutMs": max(int(os.environ.get("TOKENLINE_E2E_TIMEOUT_MS", "60000")), 180_000),
+            },
+        )
+    (ARTIFACTS / "tokenline-output-large.log").write_text(env.extension_log())
+    return result
+
+
+def test_a_10_mb_file_shows_colours(large_ui: dict[str, Any]) -> None:
+    for where in ("top", "middle"):
+        lines = _step(large_ui, where)["lines"]
+        colours = {span["color"] for line in lines for span in line}
+        assert rgb(DARK_A) in colours and rgb(DARK_B) in colours, (where, lines[:1])

@@ -62,10 +62,17 @@ export function heldOf(s: Limits & Pick<Status, 'tokens'>): number {
 
 /**
  * `1,234 / 8,192 tokens`, or with a selection `Sel 56 · 1,234 / 8,192`; against a project budget
- * `1,234 / 2,000 tokens (budget)` and `Sel 56 · 1,234 / 2,000 (budget)`.
+ * `1,234 / 2,000 tokens (budget)` and `Sel 56 · 1,234 / 2,000 (budget)`. While the count is catching
+ * up with the text (`pending`), it reads `1,234… / 8,192 tokens`.
  */
-export function statusText(tokens: number, limit: number, selection?: number, isBudget = false): string {
-  const counts = `${formatCount(tokens)} / ${formatCount(limit)}`;
+export function statusText(
+  tokens: number,
+  limit: number,
+  selection?: number,
+  isBudget = false,
+  pending = false,
+): string {
+  const counts = `${formatCount(tokens)}${pending ? '…' : ''} / ${formatCount(limit)}`;
   const tail = isBudget ? ' (budget)' : '';
   return selection === undefined ? `${counts} tokens${tail}` : `Sel ${formatCount(selection)} · ${counts}${tail}`;
 }
@@ -80,7 +87,7 @@ export function statusLevel(s: Status, warnAt: number): Level {
 /** The status bar's text: the counts, after a warning icon while the chosen model cannot be loaded. */
 export function statusBarText(s: Status, selection?: number): string {
   const icon = s.modelError !== undefined ? '$(warning) ' : '';
-  return icon + statusText(heldOf(s), limitOf(s), selection, budgetApplies(s));
+  return icon + statusText(heldOf(s), limitOf(s), selection, budgetApplies(s), s.pending === true);
 }
 
 export interface TooltipInput {
@@ -128,7 +135,9 @@ export function tooltipText(t: TooltipInput): string {
     lines.push(`Selection: ${tokens(t.selection)}${n > 1 ? ` in ${n} selections, each encoded alone` : ''}`);
   }
   lines.push(s.compiled ? 'Compiled core: yes' : `Compiled core: no (pure-Python core: ${PURE_CORE_COST})`);
-  if (t.pending) {
+  if (t.status.pending) {
+    lines.push('Counting the latest changes… (this model re-encodes the whole text)');
+  } else if (t.pending) {
     lines.push('Updating…');
   }
   lines.push(

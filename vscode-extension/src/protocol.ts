@@ -44,6 +44,11 @@ export interface Status {
   budgetError?: string;
   /** The document's counts under each of `tokenline.compareModels`, in the setting's order. */
   compare?: ModelCount[];
+  /**
+   * True while a model that re-encodes the whole text has not yet counted the newest changes:
+   * `tokens` counts an earlier version (shown as `1,234… / 8,192 tokens`).
+   */
+  pending?: boolean;
 }
 
 /** A document's count under one model (`tokenline/status` `compare`, `tokenline/compare`). */

@@ -34,6 +34,16 @@ test('status bar text', () => {
   assert.equal(statusText(1234567, 1048576, 0), 'Sel 0 · 1,234,567 / 1,048,576');
   assert.equal(statusText(1234, 2000, undefined, true), '1,234 / 2,000 tokens (budget)');
   assert.equal(statusText(1234, 2000, 56, true), 'Sel 56 · 1,234 / 2,000 (budget)');
+  assert.equal(statusText(1234, 8192, undefined, false, true), '1,234… / 8,192 tokens');
+  assert.equal(statusText(1234, 2000, 56, true, true), 'Sel 56 · 1,234… / 2,000 (budget)');
+});
+
+test('a count still catching up says so in the tooltip', () => {
+  const t = tooltipText({ status: { ...status, pending: true }, warnAt: 0.9, pending: true });
+  assert.match(t, /Counting the latest changes…/);
+  assert.equal(statusBarText({ ...status, tokens: 1234, pending: true }), '1,234… / 8,192 tokens');
+  assert.doesNotMatch(t, /Updating/);
+  assert.doesNotMatch(tooltipText({ status, warnAt: 0.9 }), /Counting/);
 });
 
 test('a project budget is the limit when the server sends one', () => {

@@ -1,0 +1,164 @@
+"""Documents whose model re-encodes the whole text on every edit (`Model.incremental` False:
+SentencePiece unigram, some tokenizer.json files): the text takes each edit at once, and the
+tokens catch up in one re-encode of the newest text when typing pauses.
+
+Re-encoding a large document whole takes longer than keystrokes come (a quarter second for a
+1 MB unigram document); one re-encode per didChange falls further behind with every key. Here
+the edits of a document whose last whole re-encode took over EAGER_SECONDS go to its `Backlog`: a
+copy of its text with the line index LSP positions need, made when the document opens (or grows
+that slow) and kept while it is open. Once input has paused (PAUSE_SHARE of that re-encode's
+time, at most PAUSE_CAP; idle work, server/idle.py), the Document takes one edit, the stretch
+between the first and the last character any edit touched, and so re-encodes once, the newest
+text; a version superseded before its re-encode began is never encoded. Meanwhile the document
+is `pending`: its status says so, its diagnostics wait, and requests that need its tokens get a
+ServerCancelled answer (the client asks again after the refresh sent when the tokens catch up).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from tokenline.core import Document, TextRope
+from tokenline.server.feature import EVERYTHING, Change, DocState
+from tokenline.server.idle import IdleWork
+
+log = logging.getLogger("tokenline.server")
+
+# A whole re-encode faster than this is done on every edit, as for an incremental model.
+EAGER_SECONDS = 0.005
+# Input must pause before a re-encode starts (one started between two quick keys would be
+# superseded by the second at once): this share of the document's last whole re-encode, at most
+# PAUSE_CAP (longer than keys typed in a run are apart, so typing on starts no re-encode).
+PAUSE_SHARE = 0.4
+PAUSE_CAP = 0.15
+CATCH_UP = "catch-up"
+
+
+class Backlog:
+    """A document's newest text, edited by didChange before its tokens are; and the stretch
+    those edits touched."""
+
+    def __init__(self, text: str) -> None:
+        self.rope = TextRope(text)
+        self.caught_up()
+
+    def caught_up(self) -> None:
+        """The tokens are those of the text again: no edit is behind."""
+        # What the edits left alone, in lines (for the features' hooks once the tokens follow).
+        self.change = Change()
+        # The edits touched nothing before `lo` and nothing in the last `tail` characters.
+        self.lo = self.tail = self.length()
+
+    # The text API of tokenline.core.Document that the store edits through.
+
+    def length(self) -> int:
+        return int(self.rope.length())
+
+    def line_count(self) -> int:
+        return int(self.rope.line_count())
+
+    def line_start(self, line: int) -> int:
+        return int(self.rope.line_start(line))
+
+    def line_end(self, line: int) -> int:
+        return int(self.rope.line_end(line))
+
+    def offset(self, line: int, column: int, unit: int) -> int:
+        return int(self.rope.offset(line, column, unit))
+
+    def position(self, offset: int, unit: int) -> tuple[int, int]:
+        line, column = self.rope.position(offset, unit)
+        return int(line), int(column)
+
+    def slice(self, start: int, end: int) -> str:
+        return self.rope.slice(start, end)
+
+    def edit(self, start: int, end: int, text: str) -> None:
+        n = self.length()
+        self.lo = min(self.lo, start)
+        self.tail = min(self.tail, n - end)
+        self.rope.replace(start, end, text)
+
+    def combined(self, old_length: int) -> tuple[int, int, str]:
+        """The one edit [a, b) -> text that turns the old text (of old_length characters) into
+        the newest: what lies outside the touched stretch is the same in both."""
+        n = self.length()
+        return self.lo, old_length - self.tail, self.rope.slice(self.lo, n - self.tail)
+
+
+class CatchUp:
+    """Whole re-encodes of the open documents: how long each took, and the backlogs."""
+
+    def __init__(self, idle: IdleWork, caught_up: Callable[[DocState, Change], None]) -> None:
+        self._idle = idle
+        # Called when a document's tokens have caught up with its text, with what its edits
+        # since the last time left alone.
+        self._caught_up = caught_up
+        self._seconds: dict[str, float] = {}
+        self._backlogs: dict[str, Backlog] = {}
+
+    def took(self, st: DocState, seconds: float, text: str | None = None) -> None:
+        """The document's tokens were just made whole in `seconds`: from `text` (opened or
+        re-tokenized: a new Document), or by an edit in place. A slow one gets a backlog for its
+        next edits."""
+        if text is not None:
+            self.drop(st)
+        if st.model.incremental:
+            return
+        self._seconds[st.uri] = seconds
+        if seconds > EAGER_SECONDS and st.uri not in self._backlogs:
+            self._backlogs[st.uri] = Backlog(st.doc.text if text is None else text)
+
+    def backlog(self, st: DocState) -> Backlog | None:
+        """Where a didChange of the document goes: its backlog (the document is pending from
+        now until its tokens catch up), or None for its Document."""
+        found = self._backlogs.get(st.uri)
+        if found is not None:
+            st.pending = True
+        return found
+
+    def edited(self, st: DocState, change: Change) -> None:
+        """A didChange went to the document's backlog: its re-encode waits for a pause again."""
+        backlog = self._backlogs[st.uri]
+        backlog.change = backlog.change.then(change)
+        pause = min(PAUSE_SHARE * self._seconds.get(st.uri, 0.0), PAUSE_CAP)
+        self._idle.add(CATCH_UP, st.uri, lambda: self._catch_up(st), pause)
+
+    def text(self, st: DocState) -> str:
+        """The document's newest text."""
+        backlog = self._backlogs.get(st.uri)
+        return st.doc.text if backlog is None else backlog.rope.text()
+
+    def drop(self, st: DocState) -> None:
+        """Forgets the document's backlog (re-tokenized from its newest text)."""
+        self._backlogs.pop(st.uri, None)
+        st.pending = False
+
+    def forget(self, uri: str) -> None:
+        self._backlogs.pop(uri, None)
+        self._seconds.pop(uri, None)
+
+    def _catch_up(self, st: DocState) -> bool:
+        """The document's tokens re-encoded once, for its newest text (one slice of idle work)."""
+        backlog = self._backlogs.get(st.uri)
+        if backlog is None or not st.pending:
+            return False
+        a, b, text = backlog.combined(int(st.doc.length()))
+        change = backlog.change
+        start = time.perf_counter()
+        try:
+            st.doc.edit(a, b, text)
+            if st.doc.length() != backlog.length():
+                raise AssertionError("the combined edit left a text of another length")
+        except Exception:
+            log.exception("%s: the core failed on a whole re-encode; rebuilding", st.uri)
+            st.doc = Document(st.doc.model, backlog.rope.text())
+            change = EVERYTHING
+        seconds = self._seconds[st.uri] = time.perf_counter() - start
+        log.info("%s: re-encoded whole in %.0f ms, version %s", st.uri, seconds * 1e3, st.version)
+        backlog.caught_up()
+        st.pending = False
+        self._caught_up(st, change)
+        return False

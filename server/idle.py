@@ -1,0 +1,116 @@
+"""Work the server does while no input waits: a slice at a time, never in a keystroke's way.
+
+Finishing a large document's opening (`Document.prepare`) and re-encoding the newest text of a
+model that re-encodes whole are jobs here. A job runs one slice at a time, and only while the
+reader waits with no bytes queued (`transport.Inbox.idle`); after each slice the runner yields
+to the event loop twice (the first turn polls the input, the second runs what it brought), so a
+message that arrives during a slice waits for that slice alone, and is served, and its status
+published, before the next one. A job may wait for a time of its own (`not_before`): a whole
+re-encode waits until typing pauses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+log = logging.getLogger("tokenline.server")
+
+# What one slice of work should take: well under the 5 ms a keystroke may wait behind it.
+SLICE_SECONDS = 0.002
+
+
+class InputState(Protocol):
+    """Whether the reader waits for input with none queued (transport.Inbox)."""
+
+    @property
+    def idle(self) -> asyncio.Event: ...
+
+
+@dataclass
+class Job:
+    """One piece of idle work: `step` does a slice and says whether more remains."""
+
+    step: Callable[[], bool]
+    not_before: float = 0.0
+
+
+class IdleWork:
+    """The server's idle work, by (kind, uri), run in slices while no input waits."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[tuple[str, str], Job] = {}
+        self._input: InputState | None = None
+        self._added: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def attach(self, state: InputState) -> None:
+        """The transport's input state (no input state: slices run between turns of the loop)."""
+        self._input = state
+
+    def add(self, kind: str, uri: str, step: Callable[[], bool], delay: float = 0.0) -> None:
+        """Runs `step` in idle time, from `delay` seconds on, until it returns False; replaces
+        the job of the same kind for the document."""
+        self._jobs[(kind, uri)] = Job(step, time.monotonic() + delay)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (a direct call): the work waits for one
+        if self._added is None:
+            self._added = asyncio.Event()
+        self._added.set()
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run())
+
+    def has(self, kind: str, uri: str) -> bool:
+        return (kind, uri) in self._jobs
+
+    def discard(self, uri: str) -> None:
+        """Drops every job of a document (closed)."""
+        for key in [k for k in self._jobs if k[1] == uri]:
+            del self._jobs[key]
+
+    async def _run(self) -> None:
+        while self._jobs:
+            key, wait = self._next()
+            if key is None:
+                await self._sleep(wait)
+                continue
+            if self._input is not None and not self._input.idle.is_set():
+                await self._input.idle.wait()
+                continue
+            job = self._jobs[key]
+            wall, cpu = time.perf_counter(), time.thread_time()
+            try:
+                more = job.step()
+            except Exception:
+                log.exception("idle work %s for %s failed", *key)
+                more = False
+            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+            log.debug("idle slice %s %s: %.3f ms, cpu %.3f ms", *key, wall * 1e3, cpu * 1e3)
+            if not more and self._jobs.get(key) is job:
+                del self._jobs[key]
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+
+    def _next(self) -> tuple[tuple[str, str] | None, float]:
+        """The first job whose time has come, else None and how long until one's does."""
+        now = time.monotonic()
+        soonest = float("inf")
+        for key, job in self._jobs.items():
+            if job.not_before <= now:
+                return key, 0.0
+            soonest = min(soonest, job.not_before - now)
+        return None, soonest
+
+    async def _sleep(self, seconds: float) -> None:
+        """Waits `seconds`, or less when a job is added."""
+        assert self._added is not None
+        self._added.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._added.wait(), seconds)

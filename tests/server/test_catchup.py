@@ -1,0 +1,176 @@
+"""A model that re-encodes the whole text (SentencePiece unigram) under quick typing, end to end:
+the edits go to the text at once, one re-encode of the newest text follows, and the status says
+`pending` meanwhile (server/catchup.py). sentencepiece, on the same model, is the reference.
+
+The model is trained here (as tests/core/modelkit.py trains its unigram models), so nothing is
+downloaded.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException
+
+from tests.core import modelkit
+
+from .harness import (
+    Session,
+    apply_semantic_edits,
+    check_semantic,
+    offset,
+    position,
+    rng,
+    sp_char_spans,
+    sp_count,
+    sp_for,
+)
+
+SERVER_CANCELLED = -32802
+
+
+@pytest.fixture(scope="module")
+def unigram(tmp_path_factory: pytest.TempPathFactory, botchan: str) -> Path:
+    return modelkit.train("unigram", tmp_path_factory.mktemp("unigram"), botchan)
+
+
+@pytest.fixture(scope="module")
+def whole(unigram: Path) -> Iterator[Session]:
+    s = Session(init={"model": str(unigram), "contextWindow": 8192})
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def typed(text: str, n: int, seed: int) -> tuple[list[tuple[T.Range, str]], str]:
+    """n quick edits (insertions, deletions, replacements) and the text after them; each edit's
+    range is in the text the edits before it left."""
+    r = random.Random(seed)
+    edits = []
+    for _ in range(n):
+        a = r.randrange(len(text) // 3, 2 * len(text) // 3)
+        b = a + r.choice([0, 0, 1, 3])
+        new = r.choice(["e", "the ", "", " ", "中"])
+        if a == b and not new:
+            new = "x"
+        edits.append((rng(position(text, a), position(text, b)), new))
+        text = text[:a] + new + text[b:]
+    return edits, text
+
+
+def final_status(s: Session, uri: str, version: int) -> dict[str, Any]:
+    """The status of `version` once its tokens have caught up."""
+    return dict(
+        s.wait_for(
+            lambda: next(
+                (
+                    st
+                    for st in s.statuses
+                    if st["uri"] == uri and st["version"] == version and not st["pending"]
+                ),
+                None,
+            ),
+            what=f"the caught-up status of {uri} version {version}",
+        )
+    )
+
+
+def refused(call: Any) -> int:
+    with pytest.raises(JsonRpcException) as error:
+        call()
+    return error.value.code
+
+
+def test_sixty_quick_changes_cost_a_few_whole_encodes(
+    whole: Session, unigram: Path, botchan: str
+) -> None:
+    uri = "file:///whole/1mb.txt"
+    text = (botchan * 4)[:1_000_000]
+    whole.open(uri, text, language="plaintext")
+    opened = whole.status(uri)
+    assert opened["tokens"] == sp_count(unigram, text) and opened["pending"] is False
+    edits, final = typed(text, 60, seed=3)
+    for r, new in edits:
+        whole.change(uri, [(r, new)])
+    line, col = position(final, 500_000)
+    # Sent right behind the changes: the tokens are still catching up, so it is refused.
+    hover = T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=uri),
+        position=T.Position(line=line, character=col),
+    )
+    pending_hover = whole.client.text_document_hover_async(hover)
+    assert refused(lambda: whole.run(pending_hover)) == SERVER_CANCELLED
+    done = final_status(whole, uri, 61)
+    assert done["tokens"] == sp_count(unigram, final)
+    seen = [st for st in whole.statuses if st["uri"] == uri and st["version"] > 1]
+    assert any(st["pending"] for st in seen), "no status said the count was catching up"
+    reencodes = sum(1 for st in seen if not st["pending"])
+    # Each whole re-encode that lands publishes one status with pending false: the sixty changes
+    # arrive together, so one or two re-encodes follow them, not sixty.
+    assert 1 <= reencodes <= 5, [(st["version"], st["pending"]) for st in seen]
+    # Caught up: requests are answered on the newest text.
+    k = _token_at(unigram, final, 500_000)
+    got = whole.request(
+        "tokenline/tokenAt", {"uri": uri, "position": {"line": line, "character": col}}
+    )
+    assert got["id"] == k
+    assert all_ids(whole, uri, final) == sp_for(unigram).encode(final)
+    whole.close_doc(uri)
+
+
+def all_ids(s: Session, uri: str, text: str) -> list[int]:
+    """The document's token ids, as tokenline/ids gives those of its whole text."""
+    end = position(text, len(text))
+    whole_range = {
+        "start": {"line": 0, "character": 0},
+        "end": {"line": end[0], "character": end[1]},
+    }
+    return list(s.request("tokenline/ids", {"uri": uri, "ranges": [whole_range]})["ids"][0])
+
+
+def _token_at(model: Path, text: str, off: int) -> int:
+    """The id of the sentencepiece token that holds character `off`."""
+    return next(i for a, b, i, _byte in sp_char_spans(model, text) if a <= off < b)
+
+
+def test_deltas_across_a_catch_up(whole: Session, unigram: Path, botchan: str) -> None:
+    """A document small enough for full results but slow enough to catch up: the delta after
+    the re-encode turns the last full result into the newest text's colours."""
+    uri = "file:///whole/60k.txt"
+    text = botchan[:60_000]
+    whole.open(uri, text, language="plaintext")
+    whole.status(uri)
+    first = whole.semantic_full(uri)
+    assert first is not None and first.result_id
+    edits, final = typed(text, 20, seed=5)
+    for r, new in edits:
+        whole.change(uri, [(r, new)])
+    final_status(whole, uri, 21)
+    delta = whole.semantic_delta(uri, first.result_id)
+    data = apply_semantic_edits(first.data, delta.edits)
+    check_semantic(unigram, final, data)
+    whole.close_doc(uri)
+
+
+def test_a_whole_text_change_while_catching_up(whole: Session, unigram: Path, botchan: str) -> None:
+    uri = "file:///whole/replaced.txt"
+    text = (botchan * 2)[:300_000]
+    whole.open(uri, text, language="plaintext")
+    whole.status(uri)
+    edits, mid = typed(text, 5, seed=7)
+    for r, new in edits:
+        whole.change(uri, [(r, new)])
+    replaced = botchan[1000:90_000]
+    a = offset(replaced, 10, 0)
+    whole.change(uri, [(None, replaced), (rng(position(replaced, a), position(replaced, a)), "Z")])
+    final = replaced[:a] + "Z" + replaced[a:]
+    assert final_status(whole, uri, 7)["tokens"] == sp_count(unigram, final)
+    assert all_ids(whole, uri, final) == sp_for(unigram).encode(final)
+    del mid
+    whole.close_doc(uri)

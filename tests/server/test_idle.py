@@ -1,0 +1,138 @@
+"""Idle work yields to input (server/idle.py with transport.Inbox): bytes that arrive during a
+slice are read before the next slice runs, whether they come from the stdin thread or a TCP
+socket; a job with a delay waits for it; replacing or discarding jobs takes effect."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from tokenline.server.idle import IdleWork
+from tokenline.server.transport import Inbox, _TcpInbox
+
+
+class Recorder:
+    """A job of `slices` slices that, during slice `arrive_at`, makes input arrive."""
+
+    def __init__(self, log: list[str], slices: int, arrive_at: int, arrive: Callable[[], None]):
+        self.log, self.left, self.arrive_at, self.arrive = log, slices, arrive_at, arrive
+        self.n = 0
+
+    def __call__(self) -> bool:
+        self.n += 1
+        self.log.append(f"slice {self.n}")
+        if self.n == self.arrive_at:
+            self.arrive()
+        return self.n < self.left
+
+
+async def read_all(inbox: Inbox, log: list[str], reads: int) -> None:
+    """What the server's reader does: waits on the inbox, and serves what arrives at once."""
+    for _ in range(reads):
+        data = await inbox.get()
+        log.append(f"read {data.decode()}")
+
+
+def run_with_arrival(make_arrival: Callable[[Inbox], Callable[[], None]]) -> list[str]:
+    async def scenario() -> list[str]:
+        inbox = Inbox()
+        idle = IdleWork()
+        idle.attach(inbox)
+        log: list[str] = []
+        # The reader serves one arrival, then waits again (input idle once more).
+        reader = asyncio.create_task(read_all(inbox, log, 2))
+        await asyncio.sleep(0)  # the reader waits: input is idle
+        idle.add("prepare", "file:///a", Recorder(log, 8, 3, make_arrival(inbox)))
+        deadline = time.monotonic() + 10
+        while idle.has("prepare", "file:///a") and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
+        reader.cancel()
+        return log
+
+    return asyncio.run(scenario())
+
+
+def test_input_from_the_stdin_thread_is_read_before_the_next_slice() -> None:
+    def arrival(inbox: Inbox) -> Callable[[], None]:
+        loop = asyncio.get_running_loop()
+
+        def from_thread() -> None:
+            t = threading.Thread(target=lambda: loop.call_soon_threadsafe(inbox.put, b"key"))
+            t.start()
+            t.join()  # the bytes are queued before the slice ends
+
+        return from_thread
+
+    log = run_with_arrival(arrival)
+    assert log[:4] == ["slice 1", "slice 2", "slice 3", "read key"], log
+    assert log[-1] == "slice 8"
+
+
+def test_input_from_a_tcp_socket_is_read_before_the_next_slice() -> None:
+    sockets = socket.socketpair()
+    connecting: list[asyncio.Task[object]] = []
+
+    def arrival(inbox: Inbox) -> Callable[[], None]:
+        loop = asyncio.get_running_loop()
+        connecting.append(
+            loop.create_task(
+                loop.create_connection(
+                    lambda: _TcpInbox(inbox, lambda transport: True), sock=sockets[0]
+                )
+            )
+        )
+
+        def send() -> None:
+            sockets[1].sendall(b"key")
+            time.sleep(0.01)  # the bytes are in the socket before the slice ends
+
+        return send
+
+    try:
+        log = run_with_arrival(arrival)
+    finally:
+        sockets[1].close()
+    assert log[:4] == ["slice 1", "slice 2", "slice 3", "read key"], log
+
+
+def test_no_slice_runs_while_input_is_being_served() -> None:
+    async def scenario() -> list[str]:
+        inbox = Inbox()
+        idle = IdleWork()
+        idle.attach(inbox)
+        log: list[str] = []
+        inbox.put(b"queued")  # bytes wait: the reader has not taken them yet
+        idle.add("prepare", "file:///a", Recorder(log, 2, 0, lambda: None))
+        await asyncio.sleep(0.01)
+        log.append("reader starts")
+        await read_all(inbox, log, 1)
+        reader = asyncio.create_task(read_all(inbox, log, 1))  # waits: input idle again
+        deadline = time.monotonic() + 10
+        while idle.has("prepare", "file:///a") and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
+        reader.cancel()
+        return log
+
+    log = asyncio.run(scenario())
+    assert log == ["reader starts", "read queued", "slice 1", "slice 2"]
+
+
+def test_a_delayed_job_waits_and_a_replaced_one_runs_its_new_step() -> None:
+    async def scenario() -> tuple[list[str], float]:
+        idle = IdleWork()  # no input state: slices run between turns of the loop
+        log: list[str] = []
+        start = time.monotonic()
+        idle.add("catch-up", "file:///a", lambda: log.append("old") is not None, 0.05)
+        idle.add("catch-up", "file:///a", lambda: log.append("new") is not None, 0.05)
+        idle.add("prepare", "file:///gone", lambda: log.append("gone") is not None)
+        idle.discard("file:///gone")
+        while idle.has("catch-up", "file:///a"):
+            await asyncio.sleep(0.005)
+        return log, time.monotonic() - start
+
+    log, took = asyncio.run(scenario())
+    assert log == ["new"]
+    assert took >= 0.05
