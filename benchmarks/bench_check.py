@@ -33,7 +33,7 @@ from tokenline.cli import main
 from tokenline.core import COMPILED, load_model
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent.parent / "shared" / "corpora" / "botchan.txt"
+CORPUS = HERE.parent / "tests" / "data" / "botchan.txt"
 FOLDERS = ["prompts/system", "prompts/fewshot/en", "prompts/fewshot/ja", "rag/chunks", "notes"]
 PYPROJECT = """[tool.tokenline]
 context-window = 8192

@@ -30,7 +30,7 @@ import sentencepiece as spm
 from tokenline.core import COMPILED, Document, load_model
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent.parent / "shared" / "corpora" / "botchan.txt"
+CORPUS = HERE.parent / "tests" / "data" / "botchan.txt"
 
 TARGETS = {
     "median_us": 30.0,

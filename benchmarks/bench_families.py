@@ -18,6 +18,7 @@ after `--budget` seconds.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
 import statistics
@@ -36,14 +37,23 @@ from bench_open import repeat_to
 from tokenline.core import COMPILED, Document, Model, load_model
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared"
-CORPUS = SHARED / "corpora" / "botchan.txt"
+CORPUS = HERE.parent / "tests" / "data" / "botchan.txt"
 PHI3 = HERE.parent / "tests" / "data" / "tokenizers" / "phi-3-mini" / "tokenizer.json"
+
+
+def tekken_file() -> Path:
+    """Mistral's Tekken file, from mistral-common's package data (a test dependency)."""
+    spec = importlib.util.find_spec("mistral_common")
+    if spec is None or spec.origin is None:
+        raise SystemExit("bench_families needs mistral-common (pip install '.[test]')")
+    return Path(spec.origin).parent / "data" / "tekken_240911.json"
+
+
 DEFAULT_MODELS = ",".join(
     [
         "o200k_base",
         "cl100k_base",
-        str(SHARED / "models" / "tekken_240911.json"),
+        str(tekken_file()),
         *(f"hf:{name}" for name in trained_models.LAYOUTS),
         str(PHI3),
     ]

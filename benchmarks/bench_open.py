@@ -33,7 +33,7 @@ from tokenline.core import COMPILED, Document, Model, load_model
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CORPUS = ROOT.parent / "shared" / "corpora" / "botchan.txt"
+CORPUS = ROOT / "tests" / "data" / "botchan.txt"
 MB = 1_000_000
 
 TARGETS = {"prose_open_ratio": 0.2, "other_open_ratio": 1.0, "open_50mb_s": 10.0}

@@ -34,8 +34,7 @@ import sentencepiece as spm
 from tokenline.core import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("TOKENLINE_SHARED", ROOT.parent / "shared"))
-BOTCHAN = SHARED / "corpora" / "botchan.txt"
+BOTCHAN = ROOT / "tests" / "data" / "botchan.txt"
 RESULTS = ROOT / "benchmarks" / "results" / "server.json"
 
 
