@@ -8,6 +8,10 @@ in nested folders, a pyproject.toml with four budgets, a .gitignore that hides a
 interleaved; the machine is shared and noisy, so the ratio (check / baseline, per run) is what to
 read.
 
+Then what a commit waits for: `pre-commit run` with the documented `repo: local` hook on three
+staged prompt files, beside `tokenline check` of the same files as a command and Python starting,
+importing the command and loading the model (no file read), interleaved.
+
     python benchmarks/bench_check.py [--files 2000] [--runs 5] [--out benchmarks/results]
 """
 
@@ -18,6 +22,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import random
 import statistics
 import subprocess
@@ -27,6 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import runinfo
 import sentencepiece as spm
 
 from tokenline.cli import main
@@ -96,8 +102,9 @@ def run(n_files: int, runs: int) -> dict[str, object]:
         make_repo(root, n_files, corpus)
         results = check_in_process(root)
         paths = [str(r["path"]) for r in results]
-        # The prompts, pyproject.toml and .gitignore; not build/ (ignored) nor the images.
-        assert len(paths) == n_files + 2, f"check saw {len(paths)} files, not {n_files} + 2"
+        # The prompts and .gitignore; not pyproject.toml (a configuration file no budget
+        # names), build/ (ignored) nor the images.
+        assert len(paths) == n_files + 1, f"check saw {len(paths)} files, not {n_files} + 1"
         sp = spm.SentencePieceProcessor(model_file=load_model().path)
         # The counts are sentencepiece's, file by file.
         for r in results[:: max(1, n_files // 100)]:
@@ -128,13 +135,70 @@ def run(n_files: int, runs: int) -> dict[str, object]:
     }
 
 
+HOOK = """repos:
+  - repo: local
+    hooks:
+      - id: tokenline-check
+        name: tokenline check (token budgets)
+        entry: tokenline check
+        language: system
+        types: [text]
+        files: '\\.(md|txt)$'
+"""
+
+
+START_AND_LOAD = "import tokenline.cli; from tokenline.core import load_model; load_model()"
+
+
+def precommit(n_files: int, runs: int) -> dict[str, object]:
+    """Medians of a pre-commit run on `n_files` prompt files, the hook's command alone, and
+    the command's start and model load alone, interleaved."""
+    corpus = CORPUS.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_repo(root, 20, corpus)
+        (root / ".pre-commit-config.yaml").write_text(HOOK, encoding="utf-8")
+        env = dict(
+            os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+        )
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        files = [str(p.relative_to(root)) for p in sorted(root.glob("prompts/**/*.md"))[:n_files]]
+        subprocess.run(["git", "add", *files, ".pre-commit-config.yaml"], cwd=root, check=True)
+        commands = {
+            "pre_commit_run_s": [sys.executable, "-m", "pre_commit", "run", "--files", *files],
+            "check_command_s": [sys.executable, "-m", "tokenline", "check", *files],
+            # Starting Python, importing the command and loading the model: no file read.
+            "start_and_load_s": [sys.executable, "-c", START_AND_LOAD],
+        }
+        first = subprocess.run(
+            commands["pre_commit_run_s"], cwd=root, env=env, capture_output=True, text=True
+        )
+        assert "tokenline check" in first.stdout and "Passed" in first.stdout, (
+            first.stdout + first.stderr
+        )
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, cmd in commands.items():
+                times[name].append(
+                    seconds(
+                        lambda cmd=cmd: subprocess.run(cmd, cwd=root, env=env, capture_output=True)
+                    )
+                )
+    return {"files": n_files, "runs": runs} | {
+        name: round(statistics.median(t), 3) for name, t in times.items()
+    }
+
+
 def main_() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", type=Path, default=HERE / "results")
     args = ap.parse_args()
+    record = runinfo.start()
     r = run(args.files, args.runs)
+    r["precommit"] = precommit(3, max(args.runs, 9))
+    r = {"run": runinfo.finish(record), **r}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "check.json").write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(r, indent=2))

@@ -25,6 +25,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import runinfo
 import sentencepiece as spm
 
 from tokenline.core import COMPILED, Document, load_model
@@ -271,6 +272,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(HERE / "results"))
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer runs")
     args = parser.parse_args()
+    run = runinfo.start()
     model_path = args.model or load_model().path
     prose = Path(args.corpus).read_text(encoding="utf-8")
     out = Path(args.out)
@@ -286,11 +288,8 @@ def main() -> int:
     text = report(thesis, sizes)
     files = plot(thesis, sizes, out)
     misses = check_targets(thesis, sizes)
-    (out / "core.json").write_text(
-        json.dumps(
-            {"compiled": COMPILED, "thesis": thesis, "sizes": sizes, "misses": misses}, indent=1
-        )
-    )
+    record = {"run": runinfo.finish(run), "compiled": COMPILED, "thesis": thesis, "sizes": sizes}
+    (out / "core.json").write_text(json.dumps({**record, "misses": misses}, indent=1))
     (out / "core.md").write_text(text + "\n")
     print(text)
     print("plots:", ", ".join(files))

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import runinfo
 import trained_models
 from bench_core import time_once as timed
 from bench_core import token_edit
@@ -231,6 +232,7 @@ def main() -> int:
         "--budget", type=float, default=60.0, help="seconds per series of edits (at least 5)"
     )
     args = parser.parse_args()
+    run = runinfo.start()
     prose = CORPUS.read_text(encoding="utf-8")
     sizes = [10_000, 1_000_000] if args.quick else [10_000, 1_000_000, 10_000_000]
     edits, runs = (300, 3) if args.quick else (2000, 5)
@@ -254,7 +256,13 @@ def main() -> int:
     print("\n".join(modes) + f"\n\n{text}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = {"modes": modes, "minutes": minutes, "sizes": rows, "blobs": blobs}
+    results = {
+        "run": runinfo.finish(run),
+        "modes": modes,
+        "minutes": minutes,
+        "sizes": rows,
+        "blobs": blobs,
+    }
     (out / "bench_families.json").write_text(json.dumps(results, indent=1))
     (out / "bench_families.md").write_text(text + "\n")
     return 0

@@ -27,6 +27,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import runinfo
 import sentencepiece as spm
 
 from tokenline.core import COMPILED, Document, Model, load_model
@@ -185,6 +186,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="1 MB only, fewer runs")
     parser.add_argument("--no-50mb", action="store_true", help="skip the 50 MB document")
     args = parser.parse_args()
+    run = runinfo.start()
     prose = Path(args.corpus).read_text(encoding="utf-8")
     model = load_model()
     sources = texts(prose)
@@ -204,7 +206,13 @@ def main() -> int:
     mem = cache_memory(model, repeat_to(prose, MB if args.quick else 10 * MB))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    result = {"compiled": COMPILED, "open": rows, "open_50mb": big, "cache": mem}
+    result = {
+        "run": runinfo.finish(run),
+        "compiled": COMPILED,
+        "open": rows,
+        "open_50mb": big,
+        "cache": mem,
+    }
     (out / "open.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"\nCompiled core: {COMPILED}. sentencepiece {spm.__version__}.\n")
     print(table(rows))

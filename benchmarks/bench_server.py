@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import runinfo
 import sentencepiece as spm
 
 from tokenline.core import load_model
@@ -262,6 +263,7 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args()
+    run = runinfo.start()
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"... {size:,} characters", file=sys.stderr, flush=True)
@@ -289,6 +291,7 @@ def main() -> int:
         )
     out = {
         "benchmark": "server",
+        "run": runinfo.finish(run),
         "python": platform.python_version(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
