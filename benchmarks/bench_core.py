@@ -6,8 +6,9 @@
 2. The same edit on 10 KB, 100 KB, 1 MB and 10 MB of English prose: median and p99 per-edit
    latency, the ratio to a full encode, the cost of opening a document, memory per token.
 
-Machines here are shared and noisy: every figure is a median (or p99) over many runs, and every
-comparison is a ratio between numbers taken in the same run.
+Machines here are shared and noisy: every figure is a median (or p99) over many runs, in CPU
+time of this process (see runinfo.py), and every comparison is a ratio between numbers taken in
+the same run.
 
     python benchmarks/bench_core.py [--quick] [--out benchmarks/results]
 """
@@ -62,9 +63,9 @@ def token_edit(doc: Document, rng: random.Random) -> tuple[int, int, str]:
 
 
 def time_once(fn: object, *args: object) -> float:
-    t0 = time.perf_counter()
-    fn(*args)  # type: ignore[operator]
-    return time.perf_counter() - t0
+    """CPU seconds of fn(*args) (runinfo.cpu_seconds: other work on the machine slows neither
+    the edit nor the full encode it is compared with)."""
+    return runinfo.cpu_seconds(fn, *args)  # type: ignore[arg-type]
 
 
 def thesis_experiment(model_path: str, prose: str, step: int, tokens_per_length: int) -> dict:
@@ -131,9 +132,9 @@ def size_experiment(model_path: str, prose: str, size: int, edits: int, full_run
     doc = None
     for _ in range(full_runs):
         opens_sp.append(time_once(sp.encode, text))
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         doc = Document(model, text)
-        opens_doc.append(time.perf_counter() - t0)
+        opens_doc.append(time.process_time() - t0)
     assert doc is not None
     lat: list[float] = []
     for _ in range(edits):

@@ -4,7 +4,8 @@ For each model: the per-edit latency (a random token loses a character and the r
 as in bench_core) at 10 KB, 1 MB and 10 MB of English prose, beside the reference's full encode
 of the same text; an edit inside one 1 MB pre-token (a run of letters, where the library's BPE
 of the piece is the whole cost); and opening a document beside one full encode. Medians over
-many runs, ratios taken in the same run (the machines are shared and noisy).
+many runs in CPU time of this process (see runinfo.py), ratios taken in the same run (the
+machines are shared and noisy).
 
 Models are tiktoken names, Tekken files, tokenizer.json files (by default the real Phi-3 mini
 file of tests/data: Llama 2's pieces and layout), or `hf:<layout>`: a tokenizer.json trained at

@@ -10,7 +10,8 @@
 Unigram models are not measured: they are re-encoded whole (SentencePiece sums their path
 scores in 32-bit floats, so no window is exact; see the README).
 
-Machines here are shared and noisy: read the ratios, which compare numbers of the same run.
+Machines here are shared and noisy: times are CPU time of this process (see runinfo.py), and the
+ratios compare numbers of the same run.
 
     python benchmarks/bench_open.py [--quick] [--no-50mb] [--out benchmarks/results]
 """
@@ -85,9 +86,10 @@ def repeat_to(text: str, size: int) -> str:
 
 
 def timed(fn: object, *args: object) -> tuple[float, object]:
-    t0 = time.perf_counter()
+    """(CPU seconds, result) of fn(*args): see runinfo.py."""
+    t0 = time.process_time()
     out = fn(*args)  # type: ignore[operator]
-    return time.perf_counter() - t0, out
+    return time.process_time() - t0, out
 
 
 def open_experiment(model: Model, kind: str, text: str, runs: int) -> dict:

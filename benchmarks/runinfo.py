@@ -1,14 +1,24 @@
 """What names a benchmark run where its figures are quoted (docs/benchmarks.md, the README): the
-script, when it ran, on which commit, compiled or not, and how loaded the shared machine was."""
+script, when it ran, on which commit, compiled or not, and how loaded the shared machine was; and
+the clocks the benchmarks time with.
+
+The machine is shared with other work: a long full encode loses the processor to it far more
+often than a 10 µs edit does, so wall-clock ratios grow with the load. Work done in this process
+is timed in CPU time (`cpu_seconds`), which other processes do not slow; commands in CPU time of
+the child processes (`command_seconds`), beside their wall-clock time, which is what a user waits
+and depends on the load.
+"""
 
 from __future__ import annotations
 
 import datetime
 import os
 import platform
+import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import tokenline.core
@@ -56,3 +66,23 @@ def label(run: dict[str, object]) -> str:
         f"{run['script']}, {run['started']}, commit {run['commit']}, "
         f"load average {run['load_before']} → {run['load_after']} on {run['cpus']} cores"
     )
+
+
+def cpu_seconds(fn: Callable[..., object], *args: object) -> float:
+    """The CPU time (user + system, all threads) this process spends in fn(*args)."""
+    t0 = time.process_time()
+    fn(*args)
+    return time.process_time() - t0
+
+
+def command_seconds(cmd: list[str], **kwargs: object) -> tuple[float, float]:
+    """(CPU time of the command and every process it waited for, wall-clock time) of running
+    `cmd` to its end; it must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, **kwargs)  # type: ignore[call-overload]
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert done.returncode in (0, 1), done.stderr
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall
