@@ -1,8 +1,9 @@
 """The `tokenline` command: count and check LLM tokens in files, show them, serve editors.
 
-Exit codes: 0 success; 1 `check`: a file over its budget (or context window), `count`/`show`: an
-input file could not be read (missing, binary, not UTF-8); 2 bad usage (for `check`, a path that
-does not exist); 3 the tokenizer model or the project configuration cannot be used.
+Exit codes: 0 success (an empty selection too, said on stderr); 1 `check`: a file over its budget
+(or context window), and `count`, `check`, `show`: a file named on the command line could not be
+read as text (missing, binary, not UTF-8); 2 bad usage (for `check`, a path that does not
+exist); 3 the tokenizer model or the project configuration cannot be used.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tokenline",
         description="See where an LLM's tokens begin and end, how many a text has, and whether "
         "files stay within their token budgets.",
-        epilog="Exit codes: 0 ok, 1 over budget (check) or unreadable input (count, show), "
+        epilog="Exit codes: 0 ok, 1 over budget (check) or a named file that is not text, "
         "2 bad usage, 3 bad model or bad configuration.",
     )
     parser.add_argument(
