@@ -76,6 +76,39 @@ def engine() -> str:
     return "\n".join(lines)
 
 
+def crossover(series: dict[str, list[float]]) -> int:
+    """The first text length (bytes) at which an edit costs less than a full encode."""
+    return next(
+        b
+        for b, f, i in zip(
+            series["bytes"], series["full_us"], series["incremental_us"], strict=True
+        )
+        if i < f
+    )
+
+
+def clocks() -> str:
+    """The 1 MB speed-up in CPU time and in wall-clock time, from the engine's run."""
+    data = load("core.json")
+    r = next(r for r in data["sizes"] if r["size"] == 1_000_000)
+    return (
+        f"In the engine run below (load average {data['run']['load_before']} → "
+        f"{data['run']['load_after']}), the 1 MB speed-up is {times(r['speedup'])} in CPU time "
+        f"and {times(r['wall_speedup'])} in wall-clock time, measured on the same calls."
+    )
+
+
+def thesis() -> str:
+    """Where the incremental update overtakes a full encode on short texts (the thesis's
+    Figure 1), from the engine's run."""
+    data = load("core.json")
+    return (
+        f"{run_line(data)} An edit costs less than a full encode from "
+        f"{crossover(data['thesis']['prose'])} bytes of prose on, and from "
+        f"{crossover(data['thesis']['random'])} bytes of random letters on."
+    )
+
+
 def opening() -> str:
     data = load("open.json")
     lines = [
@@ -89,6 +122,17 @@ def opening() -> str:
             f"| {r['kind']} | {size(r['bytes'])} | {ms(r['open_cold_s'])} "
             f"| {times(r['cold_ratio'])} | {ms(r['open_warm_s'])} | {times(r['warm_ratio'])} |"
         )
+    cache = data["cache"]
+    lines.append("")
+    if data.get("open_50mb"):
+        lines.append(
+            f"50 MB of prose opens in {data['open_50mb']['open_cold_s']:.1f} s (cold cache)."
+        )
+    lines.append(
+        f"The segment cache holds {cache['after_10mb_prose_traced_mb']:.1f} MB after 10 MB of "
+        f"prose ({cache['after_10mb_prose_entries']:,} segments, tracemalloc) and "
+        f"{cache['filled_traced_mb']:.1f} MB when filled with unique words (its bound: 64 MB)."
+    )
     return "\n".join(lines)
 
 
@@ -188,6 +232,8 @@ def check() -> str:
 
 TABLES: dict[str, Callable[[], str]] = {
     "engine": engine,
+    "thesis": thesis,
+    "clocks": clocks,
     "opening": opening,
     "tiktoken": lambda: families(tokenizer_json=False),
     "tokenizer-json": lambda: families(tokenizer_json=True),
