@@ -8,7 +8,7 @@
    and when filled to its bound with unique words.
 
 Unigram models are not measured: they are re-encoded whole (SentencePiece sums their path
-scores in 32-bit floats, so no window is exact; see the README).
+scores in 32-bit floats, so no window is exact; see docs/how-it-works.md).
 
 Machines here are shared and noisy: times are CPU time of this process (see runinfo.py), and the
 ratios compare numbers of the same run.

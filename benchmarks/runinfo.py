@@ -26,16 +26,22 @@ import tokenline.core
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# What a run measures: the package's code and the benchmarks themselves (not their results, nor
+# the documents that quote them, which change while a series of runs goes on).
+MEASURED = ["core", "server", "cli", "setup.py", "pyproject.toml", "benchmarks/*.py"]
+
+
 def _commit() -> str:
-    """The checkout's short commit, with "+changes" when its tracked files differ from it."""
+    """The checkout's short commit, with "+uncommitted code" when the code it measures differs."""
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT).returncode != 0
+        diff = ["git", "diff", "--quiet", "HEAD", "--", *MEASURED]
+        dirty = subprocess.run(diff, cwd=ROOT).returncode != 0
     except OSError:
         return "unknown"
-    return (sha or "unknown") + ("+changes" if dirty else "")
+    return (sha or "unknown") + (" + uncommitted code" if dirty else "")
 
 
 def start() -> dict[str, object]:

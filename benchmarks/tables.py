@@ -38,16 +38,28 @@ def size(n: int) -> str:
 
 
 def us(value: float | None) -> str:
-    """A time given in µs: in µs below 1 ms, in ms above."""
+    """A time given in µs: in µs below 1 ms, in ms from there, in s from 10 s."""
     if value is None:
         return "—"
     if value < 1e3:
         return f"{value:.1f} µs" if value < 100 else f"{value:.0f} µs"
-    return f"{value / 1e3:.1f} ms" if value < 1e5 else f"{value / 1e3:,.0f} ms"
+    if value < 1e7:
+        return f"{value / 1e3:.1f} ms" if value < 1e5 else f"{value / 1e3:,.0f} ms"
+    return f"{value / 1e6:.1f} s"
 
 
 def ms(value: float) -> str:
+    """A time given in ms."""
     return us(value * 1e3)
+
+
+def sec(value: float) -> str:
+    """A time given in s."""
+    return us(value * 1e6)
+
+
+def nbytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} KB" if n >= 1e3 else f"{n} B"
 
 
 def times(ratio: float) -> str:
@@ -56,6 +68,12 @@ def times(ratio: float) -> str:
 
 def run_line(data: dict[str, Any]) -> str:
     return f"Run: {runinfo.label(data['run'])}."
+
+
+def flatness(rows: list[dict[str, Any]]) -> str:
+    """The median edit at the largest size over the one at the smallest."""
+    by_size = sorted(rows, key=lambda r: r["size"])
+    return times(by_size[-1]["median_us"] / by_size[0]["median_us"])
 
 
 def engine() -> str:
@@ -70,9 +88,10 @@ def engine() -> str:
     for r in data["sizes"]:
         lines.append(
             f"| {size(r['size'])} | {r['tokens']:,} | {us(r['median_us'])} | {us(r['p99_us'])} "
-            f"| {ms(r['full_encode_ms'] / 1e3)} | {times(r['speedup'])} "
+            f"| {ms(r['full_encode_ms'])} | {times(r['speedup'])} "
             f"| {r['bytes_per_token']:.1f} |"
         )
+    lines += ["", f"Median at 10 MB / at 10 KB: {flatness(data['sizes'])}."]
     return "\n".join(lines)
 
 
@@ -119,8 +138,8 @@ def opening() -> str:
     ]
     for r in data["open"]:
         lines.append(
-            f"| {r['kind']} | {size(r['bytes'])} | {ms(r['open_cold_s'])} "
-            f"| {times(r['cold_ratio'])} | {ms(r['open_warm_s'])} | {times(r['warm_ratio'])} |"
+            f"| {r['kind']} | {size(r['bytes'])} | {sec(r['open_cold_s'])} "
+            f"| {times(r['cold_ratio'])} | {sec(r['open_warm_s'])} | {times(r['warm_ratio'])} |"
         )
     cache = data["cache"]
     lines.append("")
@@ -152,10 +171,14 @@ def families(tokenizer_json: bool) -> str:
     for r in rows:
         lines.append(
             f"| {r['model']} | {size(r['size'])} | {us(r['median_us'])} | {us(r['p99_us'])} "
-            f"| {ms(r['full_ms'] / 1e3)} | {times(r['speedup'])} | {times(r['open_ratio'])} "
-            f"| {ms(r['prepare_ms'] / 1e3)} | {us(r['cold_median_us'])} |"
+            f"| {ms(r['full_ms'])} | {times(r['speedup'])} | {times(r['open_ratio'])} "
+            f"| {ms(r['prepare_ms'])} | {us(r['cold_median_us'])} |"
         )
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    spread = ", ".join(f"{m} {flatness([r for r in rows if r['model'] == m])}" for m in models)
     lines += [
+        "",
+        f"Median at 10 MB / at 10 KB: {spread}.",
         "",
         "| model | edit inside a 1 MB pre-token | first edit there, right after opening "
         "| full encode (reference) |",
@@ -166,8 +189,7 @@ def families(tokenizer_json: bool) -> str:
             lines.append(f"| {b['model']} | not measured: {b['skipped']} | | |")
         else:
             lines.append(
-                f"| {b['model']} | {ms(b['blob_ms'] / 1e3)} | {ms(b['first_ms'] / 1e3)} "
-                f"| {ms(b['full_ms'] / 1e3)} |"
+                f"| {b['model']} | {ms(b['blob_ms'])} | {ms(b['first_ms'])} | {ms(b['full_ms'])} |"
             )
     return "\n".join(lines)
 
@@ -184,9 +206,9 @@ def server() -> str:
     ]
     for r in rows:
         if r["semantic"] == "range only":
-            sem = f"range only: 50 lines in {r['range_50_lines_bytes'] / 1000:.1f} KB"
+            sem = f"range only: 50 lines in {nbytes(r['range_50_lines_bytes'])}"
         else:
-            sem = f"delta {r['delta_bytes']:,} B (full: {r['full_bytes'] / 1000:,.1f} KB)"
+            sem = f"delta {nbytes(r['delta_bytes'])} (full: {nbytes(r['full_bytes'])})"
         lines.append(
             f"| {size(r['size_chars'])} | {r['open_to_status_s']:.2f} s | {r['median_ms']:.2f} ms "
             f"| {r['p99_ms']:.2f} ms | {sem} |"

@@ -4,11 +4,14 @@ benchmark table is the one docs/benchmarks.md has from the same run, and it stay
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sentencepiece as spm
@@ -69,6 +72,24 @@ def test_the_benchmark_table_is_the_one_in_docs_benchmarks() -> None:
     rows = [line for line in section.splitlines() if line.startswith("|")]
     assert len(rows) >= 4, section
     assert "\n".join(rows) in (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+
+
+def benchmark_tables() -> Any:
+    """benchmarks/tables.py, which renders the documented tables from benchmarks/results/."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        return importlib.import_module("tables")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def test_benchmark_tables_are_the_results_of_their_runs() -> None:
+    tables = benchmark_tables()
+    for doc in tables.DOCUMENTS:
+        text = doc.read_text(encoding="utf-8")
+        blocks = tables.BLOCK.findall(text)
+        assert blocks, f"{doc} has no benchmark table"
+        assert tables.render(text) == text, f"run python benchmarks/tables.py --write ({doc})"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=[str(d.relative_to(ROOT)) for d in DOCS])
