@@ -198,6 +198,11 @@ class Run:
     # Set when the run had to stop: the exit code.
     fatal: int | None = None
 
+    @property
+    def empty(self) -> bool:
+        """Nothing to measure under the paths given, and nothing went wrong."""
+        return not self.measured and not self.unreadable and not self.broken
+
     def exit_code(self, over: int = 0) -> int:
         if self.fatal is not None:
             return self.fatal
@@ -281,7 +286,7 @@ def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json_report(run.measured))
     elif len(run.measured) > 1:
         out.write(total_line(run.measured) + "\n")
-    if not run.measured and not run.unreadable and not run.broken:
+    if run.empty:
         err.write(empty_summary("count", run.skipped, run.excluded) + "\n")
     return run.exit_code()
 
@@ -306,7 +311,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return run.fatal
     if args.json:
         out.write(json_report(run.measured))
-        if not run.measured and not run.unreadable and not run.broken:
+        if run.empty:
             err.write(empty_summary("check", run.skipped, run.excluded) + "\n")
     elif not run.broken:
         summary = check_summary(len(run.measured), over, run.skipped, run.excluded, run.unreadable)
