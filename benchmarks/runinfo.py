@@ -47,7 +47,7 @@ def _commit() -> str:
 def start() -> dict[str, object]:
     """The run's record, begun before any measurement."""
     return {
-        "script": Path(sys.argv[0]).name,
+        "script": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
         "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _commit(),
         "compiled": bool(tokenline.core.COMPILED),
