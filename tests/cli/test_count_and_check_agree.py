@@ -152,7 +152,8 @@ def test_every_configuration_error_is_reported_in_one_run(command: str, tmp_path
         "the keys are: model, context-window, warn-at, budgets, exclude",
         f'tokenline: {a}: [tool.tokenline] "model" = "nope.model": no such file: '
         f"{a.parent / 'nope.model'} (read as a SentencePiece .model file)",
-        f'tokenline: {b}: [budgets] "*.md" must be a positive whole number of tokens, not "2k"',
+        f'tokenline: {b}: [budgets] "*.md" must be a positive whole number of tokens or a table '
+        '{ tokens = N, model = "..." }, not "2k"',
     ]
     # The file under no broken configuration is still measured.
     if command == "count":
