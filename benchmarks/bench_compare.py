@@ -40,7 +40,7 @@ from tokenline.core import COMPILED
 from tokenline.server.app import TokenlineServer
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent.parent / "shared" / "corpora" / "botchan.txt"
+CORPUS = HERE.parent / "tests" / "data" / "botchan.txt"
 RESULTS = HERE / "results" / "compare.json"
 TARGET_RATIO = 3.5
 ROUNDS = 4

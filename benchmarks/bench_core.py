@@ -6,8 +6,9 @@
 2. The same edit on 10 KB, 100 KB, 1 MB and 10 MB of English prose: median and p99 per-edit
    latency, the ratio to a full encode, the cost of opening a document, memory per token.
 
-Machines here are shared and noisy: every figure is a median (or p99) over many runs, and every
-comparison is a ratio between numbers taken in the same run.
+Machines here are shared and noisy: every figure is a median (or p99) over many runs, in CPU
+time of this process (see runinfo.py), and every comparison is a ratio between numbers taken in
+the same run.
 
     python benchmarks/bench_core.py [--quick] [--out benchmarks/results]
 """
@@ -25,12 +26,13 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import runinfo
 import sentencepiece as spm
 
 from tokenline.core import COMPILED, Document, load_model
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent.parent / "shared" / "corpora" / "botchan.txt"
+CORPUS = HERE.parent / "tests" / "data" / "botchan.txt"
 
 TARGETS = {
     "median_us": 30.0,
@@ -61,9 +63,17 @@ def token_edit(doc: Document, rng: random.Random) -> tuple[int, int, str]:
 
 
 def time_once(fn: object, *args: object) -> float:
-    t0 = time.perf_counter()
+    """CPU seconds of fn(*args) (runinfo.cpu_seconds: other work on the machine slows neither
+    the edit nor the full encode it is compared with)."""
+    return runinfo.cpu_seconds(fn, *args)  # type: ignore[arg-type]
+
+
+def both_clocks(fn: object, *args: object) -> tuple[float, float]:
+    """(CPU seconds, wall-clock seconds) of one call: the wall-clock figures show how the
+    machine's load skews a ratio (a long encode is preempted more often than a short edit)."""
+    w0, c0 = time.perf_counter(), time.process_time()
     fn(*args)  # type: ignore[operator]
-    return time.perf_counter() - t0
+    return time.process_time() - c0, time.perf_counter() - w0
 
 
 def thesis_experiment(model_path: str, prose: str, step: int, tokens_per_length: int) -> dict:
@@ -126,18 +136,24 @@ def size_experiment(model_path: str, prose: str, size: int, edits: int, full_run
     rng = random.Random(size)
     # Opening: SentencePiece's own encode vs a Document, interleaved, medians.
     opens_sp: list[float] = []
+    walls_sp: list[float] = []
     opens_doc: list[float] = []
     doc = None
     for _ in range(full_runs):
-        opens_sp.append(time_once(sp.encode, text))
-        t0 = time.perf_counter()
+        cpu, wall = both_clocks(sp.encode, text)
+        opens_sp.append(cpu)
+        walls_sp.append(wall)
+        t0 = time.process_time()
         doc = Document(model, text)
-        opens_doc.append(time.perf_counter() - t0)
+        opens_doc.append(time.process_time() - t0)
     assert doc is not None
     lat: list[float] = []
+    lat_wall: list[float] = []
     for _ in range(edits):
         start, end, new = token_edit(doc, rng)
-        lat.append(time_once(doc.edit, start, end, new))
+        cpu, wall = both_clocks(doc.edit, start, end, new)
+        lat.append(cpu)
+        lat_wall.append(wall)
     exact = doc.ids() == sp.encode(doc.text)
     bpt, ntok = memory_per_token(model_path, text)
     full = statistics.median(opens_sp)
@@ -150,6 +166,7 @@ def size_experiment(model_path: str, prose: str, size: int, edits: int, full_run
         "p99_us": 1e6 * percentile(lat, 0.99),
         "full_encode_ms": 1e3 * full,
         "speedup": full / med,
+        "wall_speedup": statistics.median(walls_sp) / statistics.median(lat_wall),
         "open_ms": 1e3 * statistics.median(opens_doc),
         "open_ratio": statistics.median(opens_doc) / full,
         "bytes_per_token": bpt,
@@ -271,6 +288,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(HERE / "results"))
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer runs")
     args = parser.parse_args()
+    run = runinfo.start()
     model_path = args.model or load_model().path
     prose = Path(args.corpus).read_text(encoding="utf-8")
     out = Path(args.out)
@@ -286,11 +304,8 @@ def main() -> int:
     text = report(thesis, sizes)
     files = plot(thesis, sizes, out)
     misses = check_targets(thesis, sizes)
-    (out / "core.json").write_text(
-        json.dumps(
-            {"compiled": COMPILED, "thesis": thesis, "sizes": sizes, "misses": misses}, indent=1
-        )
-    )
+    record = {"run": runinfo.finish(run), "compiled": COMPILED, "thesis": thesis, "sizes": sizes}
+    (out / "core.json").write_text(json.dumps({**record, "misses": misses}, indent=1))
     (out / "core.md").write_text(text + "\n")
     print(text)
     print("plots:", ", ".join(files))

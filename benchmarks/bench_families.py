@@ -4,7 +4,8 @@ For each model: the per-edit latency (a random token loses a character and the r
 as in bench_core) at 10 KB, 1 MB and 10 MB of English prose, beside the reference's full encode
 of the same text; an edit inside one 1 MB pre-token (a run of letters, where the library's BPE
 of the piece is the whole cost); and opening a document beside one full encode. Medians over
-many runs, ratios taken in the same run (the machines are shared and noisy).
+many runs in CPU time of this process (see runinfo.py), ratios taken in the same run (the
+machines are shared and noisy).
 
 Models are tiktoken names, Tekken files, tokenizer.json files (by default the real Phi-3 mini
 file of tests/data: Llama 2's pieces and layout), or `hf:<layout>`: a tokenizer.json trained at
@@ -18,6 +19,7 @@ after `--budget` seconds.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
 import statistics
@@ -28,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import runinfo
 import trained_models
 from bench_core import time_once as timed
 from bench_core import token_edit
@@ -36,14 +39,23 @@ from bench_open import repeat_to
 from tokenline.core import COMPILED, Document, Model, load_model
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared"
-CORPUS = SHARED / "corpora" / "botchan.txt"
+CORPUS = HERE.parent / "tests" / "data" / "botchan.txt"
 PHI3 = HERE.parent / "tests" / "data" / "tokenizers" / "phi-3-mini" / "tokenizer.json"
+
+
+def tekken_file() -> Path:
+    """Mistral's Tekken file, from mistral-common's package data (a test dependency)."""
+    spec = importlib.util.find_spec("mistral_common")
+    if spec is None or spec.origin is None:
+        raise SystemExit("bench_families needs mistral-common (pip install '.[test]')")
+    return Path(spec.origin).parent / "data" / "tekken_240911.json"
+
+
 DEFAULT_MODELS = ",".join(
     [
         "o200k_base",
         "cl100k_base",
-        str(SHARED / "models" / "tekken_240911.json"),
+        str(tekken_file()),
         *(f"hf:{name}" for name in trained_models.LAYOUTS),
         str(PHI3),
     ]
@@ -221,6 +233,7 @@ def main() -> int:
         "--budget", type=float, default=60.0, help="seconds per series of edits (at least 5)"
     )
     args = parser.parse_args()
+    run = runinfo.start()
     prose = CORPUS.read_text(encoding="utf-8")
     sizes = [10_000, 1_000_000] if args.quick else [10_000, 1_000_000, 10_000_000]
     edits, runs = (300, 3) if args.quick else (2000, 5)
@@ -244,7 +257,13 @@ def main() -> int:
     print("\n".join(modes) + f"\n\n{text}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = {"modes": modes, "minutes": minutes, "sizes": rows, "blobs": blobs}
+    results = {
+        "run": runinfo.finish(run),
+        "modes": modes,
+        "minutes": minutes,
+        "sizes": rows,
+        "blobs": blobs,
+    }
     (out / "bench_families.json").write_text(json.dumps(results, indent=1))
     (out / "bench_families.md").write_text(text + "\n")
     return 0

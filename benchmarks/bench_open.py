@@ -8,9 +8,10 @@
    and when filled to its bound with unique words.
 
 Unigram models are not measured: they are re-encoded whole (SentencePiece sums their path
-scores in 32-bit floats, so no window is exact; see the README).
+scores in 32-bit floats, so no window is exact; see docs/how-it-works.md).
 
-Machines here are shared and noisy: read the ratios, which compare numbers of the same run.
+Machines here are shared and noisy: times are CPU time of this process (see runinfo.py), and the
+ratios compare numbers of the same run.
 
     python benchmarks/bench_open.py [--quick] [--no-50mb] [--out benchmarks/results]
 """
@@ -27,13 +28,14 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import runinfo
 import sentencepiece as spm
 
 from tokenline.core import COMPILED, Document, Model, load_model
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CORPUS = ROOT.parent / "shared" / "corpora" / "botchan.txt"
+CORPUS = ROOT / "tests" / "data" / "botchan.txt"
 MB = 1_000_000
 
 TARGETS = {"prose_open_ratio": 0.2, "other_open_ratio": 1.0, "open_50mb_s": 10.0}
@@ -84,9 +86,10 @@ def repeat_to(text: str, size: int) -> str:
 
 
 def timed(fn: object, *args: object) -> tuple[float, object]:
-    t0 = time.perf_counter()
+    """(CPU seconds, result) of fn(*args): see runinfo.py."""
+    t0 = time.process_time()
     out = fn(*args)  # type: ignore[operator]
-    return time.perf_counter() - t0, out
+    return time.process_time() - t0, out
 
 
 def open_experiment(model: Model, kind: str, text: str, runs: int) -> dict:
@@ -185,6 +188,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="1 MB only, fewer runs")
     parser.add_argument("--no-50mb", action="store_true", help="skip the 50 MB document")
     args = parser.parse_args()
+    run = runinfo.start()
     prose = Path(args.corpus).read_text(encoding="utf-8")
     model = load_model()
     sources = texts(prose)
@@ -204,7 +208,13 @@ def main() -> int:
     mem = cache_memory(model, repeat_to(prose, MB if args.quick else 10 * MB))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    result = {"compiled": COMPILED, "open": rows, "open_50mb": big, "cache": mem}
+    result = {
+        "run": runinfo.finish(run),
+        "compiled": COMPILED,
+        "open": rows,
+        "open_50mb": big,
+        "cache": mem,
+    }
     (out / "open.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"\nCompiled core: {COMPILED}. sentencepiece {spm.__version__}.\n")
     print(table(rows))

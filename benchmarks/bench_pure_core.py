@@ -28,7 +28,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-CORPUS = REPO.parent / "shared" / "corpora" / "botchan.txt"
+CORPUS = REPO / "tests" / "data" / "botchan.txt"
 SIZES = (10_000, 1_000_000)
 
 

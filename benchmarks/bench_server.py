@@ -46,11 +46,12 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
+import runinfo
 import sentencepiece as spm
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TOKENLINE_SHARED", ROOT.parent / "shared"))
-BOTCHAN = SHARED / "corpora" / "botchan.txt"
+BOTCHAN = ROOT / "tests" / "data" / "botchan.txt"
 SEED_TIKTOKEN = SHARED / "tools" / "seed-tiktoken-cache"
 RESULTS = ROOT / "benchmarks" / "results" / "server.json"
 MB = 1_000_000
@@ -509,39 +510,51 @@ def ms3(s: dict[str, float]) -> str:
     return f"{s['median_ms']:.1f} / {s['p99_ms']:.1f} / {s['max_ms']:.1f} ms"
 
 
-def print_tables(out: dict[str, Any]) -> None:
-    print("| text | size | build | open → status | open → colours | prepare slices: CPU p99 / max "
-          "| keys during idle work (median / p99 / max) | keys after it |")  # fmt: skip
-    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+def render(out: dict[str, Any]) -> str:
+    """The run's three tables (idle work, latency and memory, whole re-encodes) in Markdown;
+    benchmarks/tables.py renders the documented ones with this too."""
+    lines = [
+        "| text | size | build | open → status | open → colours | prepare slices: CPU p99 / max "
+        "| keys during idle work (median / p99 / max) | keys after it |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in out["idle"]:
         prep = r["slices"].get("prepare") or {"cpu_p99_ms": 0, "cpu_max_ms": 0, "n": 0}
-        print(
+        lines.append(
             f"| {r['kind']} | {r['size'] // MB} MB | {r['build']} | {r['open_to_status_s']} s "
             f"| {r['open_to_colours_s']} s | {prep['cpu_p99_ms']} / {prep['cpu_max_ms']} ms "
             f"({prep['n']}) | {ms3(r['during'])} ({r['during']['n']} keys) | {ms3(r['after'])} |"
         )
-    print("\n| size | build | open → status | didChange → status median | p99 | RSS per token "
-          "| peak RSS |")  # fmt: skip
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    lines += [
+        "",
+        "| size | build | open → status | didChange → status median | p99 | RSS per token "
+        "| peak RSS |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in out["latency"]:
-        print(
+        lines.append(
             f"| {r['size'] // MB} MB | {r['build']} | {r['open_to_status_s']} s "
             f"| {r['median_ms']:.2f} ms | {r['p99_ms']:.2f} ms | {r['rss_bytes_per_token']} B "
             f"| {r['peak_rss_mb']} MB |"
         )
     whole = {r["build"]: r for r in out["whole"]}
     reencode = whole.get("baseline", {}).get("one_key_s") or out["sentencepiece_encode_s"]
-    print(f"\nOne whole re-encode: {reencode} s (sentencepiece alone: "
-          f"{out['sentencepiece_encode_s']} s)\n")  # fmt: skip
-    print("| build | one key alone | 60 keys, 100 ms apart: last key → its count "
-          "| in whole re-encodes | re-encodes |")  # fmt: skip
-    print("| --- | ---: | ---: | ---: | ---: |")
+    lines += [
+        "",
+        f"One whole re-encode: {reencode} s (sentencepiece alone: "
+        f"{out['sentencepiece_encode_s']} s)",
+        "",
+        "| build | one key alone | 60 keys, 100 ms apart: last key → its count "
+        "| in whole re-encodes | re-encodes |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
     for name, r in whole.items():
         n = "one per change" if r["reencodes"] is None else r["reencodes"]
-        print(
+        lines.append(
             f"| {name} | {r['one_key_s']} s | {r['last_key_to_final_status_s']} s "
             f"| {r['last_key_to_final_status_s'] / reencode:.2f} | {n} |"
         )
+    return "\n".join(lines)
 
 
 def main() -> int:
@@ -550,14 +563,16 @@ def main() -> int:
     p.add_argument("--quick", action="store_true", help="1 MB prose only")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args()
+    started = runinfo.start()
     builds = {"this build": sys.executable}
     if args.baseline:
         builds["baseline"] = args.baseline
     with tempfile.TemporaryDirectory() as work:
         out = run(builds, args.quick, Path(work))
-    print_tables(out)
+    print(render(out))
     out.update(
         benchmark="server",
+        run=runinfo.finish(started),
         python=platform.python_version(),
         machine=platform.machine(),
         cpus=os.cpu_count(),

@@ -1,8 +1,9 @@
 """The `tokenline` command: count and check LLM tokens in files, show them, serve editors.
 
-Exit codes: 0 success; 1 `check`: a file over its budget (or context window), `count`/`show`: an
-input file could not be read (missing, binary, not UTF-8); 2 bad usage (for `check`, a path that
-does not exist); 3 the tokenizer model or the project configuration cannot be used.
+Exit codes: 0 success (an empty selection too, said on stderr); 1 `check`: a file over its budget
+(or context window), and `count`, `check`, `show`: a file named on the command line could not be
+read as text (missing, binary, not UTF-8); 2 bad usage (for `check`, a path that does not
+exist); 3 the tokenizer model or the project configuration cannot be used.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tokenline import __version__
-from tokenline.config import Budget, ConfigError
+from tokenline.config import CONFIG_NAMES, Budget, ConfigError, ProjectConfig
 from tokenline.core import BUNDLED_DEFAULT, COMPILED, Document, Model, ModelError
 from tokenline.measure import DEFAULT_CONTEXT_WINDOW, Measurement, Measurer, Overrides, count
 from tokenline.models import add_parser as add_models_parser
@@ -28,10 +29,11 @@ from tokenline.report import (
     check_summary,
     count_header,
     count_line,
+    empty_summary,
     json_report,
     total_line,
 )
-from tokenline.walk import FileWalker, InputError, read_text
+from tokenline.walk import FileWalker, Found, InputError, read_text
 
 EXIT_OVER = 1
 EXIT_INPUT = 1
@@ -115,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tokenline",
         description="See where an LLM's tokens begin and end, how many a text has, and whether "
         "files stay within their token budgets.",
-        epilog="Exit codes: 0 ok, 1 over budget (check) or unreadable input (count, show), "
+        epilog="Exit codes: 0 ok, 1 over budget (check) or a named file that is not text, "
         "2 bad usage, 3 bad model or bad configuration.",
     )
     parser.add_argument(
@@ -175,16 +177,74 @@ def report_config_error(exc: ConfigError, err: TextIO) -> None:
         err.write(f"tokenline: {exc.path}: {problem}\n")
 
 
+def is_config_file(path: str) -> bool:
+    """Whether `path` is named like a configuration file (tokenline.toml, pyproject.toml)."""
+    return os.path.basename(path) in CONFIG_NAMES
+
+
 @dataclass
 class Run:
-    """One `count` or `check` over the paths given: what was measured, skipped, or failed."""
+    """One `count` or `check` over the paths given: what was measured, left out, or failed."""
 
+    checking: bool
     measured: list[Measurement] = field(default_factory=list)
+    # Binary or not UTF-8, found in a walk.
     skipped: int = 0
+    # Named on the command line and not readable text: an error.
     unreadable: int = 0
     excluded: int = 0
+    # Broken configuration files, each reported once; the files under them are not measured.
+    broken: dict[Path, ConfigError] = field(default_factory=dict)
     # Set when the run had to stop: the exit code.
     fatal: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to measure under the paths given, and nothing went wrong."""
+        return not self.measured and not self.unreadable and not self.broken
+
+    def exit_code(self, over: int = 0) -> int:
+        if self.fatal is not None:
+            return self.fatal
+        if self.broken:
+            return EXIT_CONFIG
+        return EXIT_INPUT if self.unreadable or over else 0
+
+
+def unbudgeted_config(found: Found, config: ProjectConfig | None) -> bool:
+    """Whether `found` is a configuration file no budget names: `check` leaves it out (its
+    settings are not a prompt, and the context window is no limit for it)."""
+    if found.path == "-" or not is_config_file(found.path):
+        return False
+    return config is None or config.budget_for(Path(found.path)) is None
+
+
+def measure_one(measurer: Measurer, found: Found, run: Run, err: TextIO) -> Measurement | None:
+    """The measurement of one file, or None after recording (and, for a file named on the
+    command line, saying) why there is none."""
+    reason = ""
+    try:
+        config = measurer.config_for(found.path)
+        if config is not None and found.path != "-" and config.excludes(Path(found.path)):
+            run.excluded += 1
+            reason = f"excluded by {config.path}"
+        elif run.checking and unbudgeted_config(found, config):
+            reason = "a configuration file, not checked (no budget names it)"
+        else:
+            return measurer.measure(found.path, config)
+    except ConfigError as exc:
+        if exc.path not in run.broken:
+            run.broken[exc.path] = exc
+            report_config_error(exc, err)
+    except InputError as exc:
+        if found.named:
+            run.unreadable += 1
+            err.write(f"tokenline: {exc}\n")
+        else:
+            run.skipped += 1
+    if reason and found.named:
+        err.write(f"tokenline: {found.path}: {reason}\n")
+    return None
 
 
 def overrides(args: argparse.Namespace) -> Overrides:
@@ -195,28 +255,16 @@ def overrides(args: argparse.Namespace) -> Overrides:
 
 def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Measurement]:
     """Measures every file of args.paths, reporting problems on `err` and recording them in
-    `run`; stops at the first bad configuration or model (the whole run would be wrong)."""
+    `run`: every broken configuration once, the files under good ones measured all the same. A
+    model given on the command line that cannot be loaded stops the run (every file needs it)."""
     try:
         measurer = Measurer(overrides(args))
         for found in FileWalker().files(args.paths):
-            config = measurer.config_for(found.path)
-            if config is not None and found.path != "-" and config.excludes(Path(found.path)):
-                run.excluded += 1
-                if found.named:
-                    err.write(f"tokenline: {found.path}: excluded by {config.path}\n")
-                continue
-            try:
-                m = measurer.measure(found.path, config)
-            except InputError as exc:
-                if found.named:
-                    err.write(f"tokenline: {exc}\n")
-                    run.unreadable += 1
-                else:
-                    run.skipped += 1
-                continue
-            run.measured.append(m)
-            yield m
-    except ConfigError as exc:
+            m = measure_one(measurer, found, run, err)
+            if m is not None:
+                run.measured.append(m)
+                yield m
+    except ConfigError as exc:  # --config names a broken file: nothing can be measured
         report_config_error(exc, err)
         run.fatal = EXIT_CONFIG
     except ModelError as exc:
@@ -225,7 +273,7 @@ def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Me
 
 
 def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    run = Run()
+    run = Run(checking=False)
     several = args.model is not None and len(args.model) > 1
     for m in measurements(args, run, err):
         if not args.json:
@@ -238,7 +286,9 @@ def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json_report(run.measured))
     elif len(run.measured) > 1:
         out.write(total_line(run.measured) + "\n")
-    return EXIT_INPUT if run.unreadable else 0
+    if run.empty:
+        err.write(empty_summary("count", run.skipped, run.excluded) + "\n")
+    return run.exit_code()
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -250,7 +300,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"tokenline: {p}: no such file or directory\n")
     if missing:
         return EXIT_USAGE  # before any output: a mistyped path must not pass as "all within"
-    run = Run()
+    run = Run(checking=True)
     over = 0
     for m in measurements(args, run, err):
         if m.over:
@@ -261,11 +311,12 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return run.fatal
     if args.json:
         out.write(json_report(run.measured))
-    else:
-        # Named files that are not text are skipped like binary files found in a walk.
-        skipped = run.skipped + run.unreadable
-        err.write(check_summary(len(run.measured), over, skipped, run.excluded) + "\n")
-    return EXIT_OVER if over else 0
+        if run.empty:
+            err.write(empty_summary("check", run.skipped, run.excluded) + "\n")
+    elif not run.broken:
+        summary = check_summary(len(run.measured), over, run.skipped, run.excluded, run.unreadable)
+        err.write(summary + "\n")
+    return run.exit_code(over)
 
 
 def render(doc: Document, color: bool) -> str:

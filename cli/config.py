@@ -49,11 +49,20 @@ WILDCARDS = frozenset("*?[")
 class ConfigError(ValueError):
     """A configuration file that cannot be used; `problems` has one sentence per bad key."""
 
-    def __init__(self, path: Path, problems: list[str], syntax: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        problems: list[str],
+        syntax: bool = False,
+        partial: ProjectConfig | None = None,
+    ) -> None:
         self.path = path
         self.problems = problems
         # Not TOML at all (so it is unknown whether the file meant to configure Tokenline).
         self.syntax = syntax
+        # The keys that were good, so that a caller can check what this module cannot (whether
+        # `model` loads) and report it with the rest.
+        self.partial = partial
         super().__init__("; ".join(f"{path}: {p}" for p in problems))
 
 
@@ -169,8 +178,9 @@ def _table(path: Path, data: Mapping[str, Any]) -> tuple[Mapping[str, Any] | Non
     return table, "[tool.tokenline]"
 
 
-def _check_key(key: str, value: object, where: str, problems: list[str]) -> None:
-    """Appends a problem when `value` is not what `key` takes."""
+def _check_key(key: str, value: object, where: str, problems: list[str]) -> bool:
+    """Whether `value` is what `key` takes; appends a problem when it is not."""
+    before = len(problems)
     prefix = f"{where} " if where else ""
     if key == "model" and not (isinstance(value, str) and value.strip()):
         problems.append(f'{prefix}"model" must be a non-empty string, not {show_value(value)}')
@@ -188,6 +198,7 @@ def _check_key(key: str, value: object, where: str, problems: list[str]) -> None
         problems.append(
             f'{prefix}"warn-at" must be a fraction between 0 and 1, not {show_value(value)}'
         )
+    return len(problems) == before
 
 
 def _unknown_key(key: str, where: str, path: Path) -> str:
@@ -304,14 +315,11 @@ def parse_config(path: Path, text: str) -> ProjectConfig | None:
             values["budgets"] = _budgets(value, where, problems)
         elif key == "exclude":
             values["exclude"] = _exclude(value, where, problems)
-        else:
-            _check_key(key, value, where, problems)
+        elif _check_key(key, value, where, problems):
             values[key] = value
-    if problems:
-        raise ConfigError(path, problems)
     model = values.get("model")
     warn_at = values.get("warn-at")
-    return ProjectConfig(
+    config = ProjectConfig(
         path=path,
         model=model.strip() if isinstance(model, str) else None,
         context_window=values.get("context-window"),
@@ -319,6 +327,9 @@ def parse_config(path: Path, text: str) -> ProjectConfig | None:
         budgets=values.get("budgets", ()),
         exclude=values.get("exclude"),
     )
+    if problems:
+        raise ConfigError(path, problems, partial=config)
+    return config
 
 
 def read_config(path: Path) -> ProjectConfig | None:

@@ -89,8 +89,10 @@ class Measurement:
 class Measurer:
     """Counts files, loading each configuration and model once for the whole run.
 
-    Raises ConfigError (a bad configuration), ModelError (a model that cannot be loaded) and
-    InputError (a file that is not UTF-8 text) for the command to report.
+    Raises ConfigError (a bad configuration: every problem of its file, the model it names
+    included), ModelError (the command line's model cannot be loaded) and InputError (a file that
+    is not UTF-8 text) for the command to report. A failure is remembered: a configuration or a
+    model is tried once per run, however many files it applies to.
     """
 
     def __init__(self, overrides: Overrides) -> None:
@@ -99,12 +101,37 @@ class Measurer:
         # Loaded models by ModelSource.key, and what each spec (with its base folder) resolved to.
         self._models: dict[str, Model] = {}
         self._by_spec: dict[tuple[str, Path | None], Model] = {}
-        self._explicit = None if overrides.config is None else self.finder.load(overrides.config)
+        self._failed: dict[tuple[str, Path | None], ModelError] = {}
+        self._broken: dict[Path, ConfigError] = {}
+        self._explicit: ProjectConfig | None = None
+        if overrides.config is not None:
+            try:
+                self._explicit = self.finder.load(overrides.config)
+            except ConfigError as exc:
+                raise self._complete(exc) from None
 
     def config_for(self, path: str) -> ProjectConfig | None:
         if self._explicit is not None:
             return self._explicit
-        return self.finder.config_for(Path.cwd() if path == "-" else Path(path))
+        try:
+            return self.finder.config_for(Path.cwd() if path == "-" else Path(path))
+        except ConfigError as exc:
+            raise self._complete(exc) from None
+
+    def _complete(self, exc: ConfigError) -> ConfigError:
+        """`exc` with the problem of the file's `model` too, when it names one that cannot be
+        loaded (and the command line does not override it): all of a file's problems at once."""
+        known = self._broken.get(exc.path)
+        if known is not None:
+            return known
+        partial = exc.partial
+        if partial is not None and partial.model is not None and self.overrides.model is None:
+            try:
+                self.model_for(partial)
+            except ConfigError as bad_model:
+                exc = ConfigError(exc.path, [*exc.problems, *bad_model.problems], exc.syntax)
+        self._broken[exc.path] = exc
+        return exc
 
     def model(self, spec: str | None, base_dir: Path | None = None) -> Model:
         """The model a spec names (tokenline.core.resolve_model: a bundled name, a tiktoken
@@ -115,13 +142,25 @@ class Measurer:
         known = self._by_spec.get((text, base_dir))
         if known is not None:
             return known
+        failed = self._failed.get((text, base_dir))
+        if failed is not None:
+            raise failed
+        try:
+            model = self._load(text, base_dir)
+        except ModelError as exc:
+            self._failed[(text, base_dir)] = exc
+            raise
+        self._by_spec[(text, base_dir)] = model
+        return model
+
+    def _load(self, text: str, base_dir: Path | None) -> Model:
+        """Resolves and loads a spec; two specs naming one file share its Model."""
         source = resolve_model(text, base_dir)
         if text and text not in bundled_models() and source.origin != "tiktoken":
             _check_file(text, base_dir, Path(source.path))
         model = self._models.get(source.key)
         if model is None:
             model = self._models[source.key] = source.load()
-        self._by_spec[(text, base_dir)] = model
         return model
 
     def model_for(self, config: ProjectConfig | None) -> Model:

@@ -71,19 +71,34 @@ def check_line(m: Measurement) -> str:
     return f"{m.path}: {what}, {fmt(m.over)} over {limit_phrase(m)}"
 
 
-def check_summary(checked: int, over: int, skipped: int, excluded: int = 0) -> str:
+def left_out(skipped: int, excluded: int, unreadable: int = 0) -> str:
+    """`; 3 skipped (binary or not UTF-8), 4 excluded, 1 could not be read`, or "" for none."""
+    extras = []
+    if skipped:
+        extras.append(f"{fmt(skipped)} skipped (binary or not UTF-8)")
+    if excluded:
+        extras.append(f"{fmt(excluded)} excluded")
+    if unreadable:
+        extras.append(f"{fmt(unreadable)} could not be read")
+    return f"; {', '.join(extras)}" if extras else ""
+
+
+def check_summary(
+    checked: int, over: int, skipped: int, excluded: int = 0, unreadable: int = 0
+) -> str:
     """`2 files over budget; 120 files checked; 3 skipped (binary or not UTF-8), 4 excluded`."""
     files = f"{plural(checked, 'file')} checked"
     if over:
         head = f"{plural(over, 'file')} over budget; {files}"
     else:
         head = f"{files}, all within budget" if checked else "No files to check"
-    extras = []
-    if skipped:
-        extras.append(f"{fmt(skipped)} skipped (binary or not UTF-8)")
-    if excluded:
-        extras.append(f"{fmt(excluded)} excluded")
-    return head + (f"; {', '.join(extras)}" if extras else "")
+    return head + left_out(skipped, excluded, unreadable)
+
+
+def empty_summary(command: str, skipped: int, excluded: int) -> str:
+    """What `count` or `check` says when the paths hold no file to measure (an empty folder,
+    or one whose files are all ignored, binary or excluded)."""
+    return f"No files to {command}" + left_out(skipped, excluded)
 
 
 def json_report(measurements: Sequence[Measurement]) -> str:

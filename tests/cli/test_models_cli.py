@@ -15,7 +15,7 @@ import tiktoken
 import tiktoken.load
 
 from tests import tiktokencache
-from tests.conftest import shared_file
+from tests.conftest import shared_file, tekken_path
 from tokenline.cli import main
 from tokenline.core import bundled_model_path
 from tokenline.core.tiktokencache import tiktoken_cache_file
@@ -35,7 +35,7 @@ def _workspace(tmp_path: Path) -> Path:
     """A folder with a Tekken file, and a Hugging Face cache with one repo."""
     ws = tmp_path / "ws"
     (ws / "tok").mkdir(parents=True)
-    shutil.copyfile(shared_file("models", "tekken_240911.json"), ws / "tok" / "tekken_240911.json")
+    shutil.copyfile(tekken_path(), ws / "tok" / "tekken_240911.json")
     snapshot = tmp_path / "hub" / "models--acme--tiny" / "snapshots" / "abc"
     snapshot.mkdir(parents=True)
     shutil.copyfile(bundled_model_path(), snapshot / "tokenizer.model")

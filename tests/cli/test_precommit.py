@@ -1,16 +1,21 @@
-"""The `tokenline-check` hook through pre-commit itself: a project adds this repository to its
-.pre-commit-config.yaml, commits a prompt over its budget, is refused, trims it, commits.
+"""The `tokenline-check` hook through pre-commit itself, configured as the documentation writes it:
+a project adds the hook to its .pre-commit-config.yaml, commits a prompt over its budget, is
+refused, trims it, commits.
 
-pre-commit clones this checkout at its HEAD commit and pip-installs it into an environment of its
-own, so what is tested is the committed tree (CI runs on a fresh clone: exactly that). That
-install builds the package as users get it, the core compiled with mypyc: measured on the 2-core
-machine, about 18 s for a fresh clone against 8 s with TOKENLINE_NO_MYPYC=1, so the test keeps
-the real build. Dependencies come from PyPI (or pip's cache).
+Every `.pre-commit-config.yaml` block of the README and docs/configuration.md is run: the
+`repo: local` form as written (it runs the `tokenline` installed beside this Python), the remote
+form with its two placeholders filled in with this checkout and its HEAD commit. For that one
+pre-commit clones the checkout and pip-installs it into an environment of its own, so what is
+tested is the committed tree (CI runs on a fresh clone: exactly that). That install builds the
+package as users get it, the core compiled with mypyc: measured on the 2-core machine, about 18 s
+for a fresh clone against 8 s with TOKENLINE_NO_MYPYC=1, so the test keeps the real build.
+Dependencies come from PyPI (or pip's cache).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +28,23 @@ from tests.conftest import IN_CI, ROOT
 from tokenline.core import load_model
 
 BUDGET = 40
+DOCUMENTED = [ROOT / "README.md", ROOT / "docs" / "configuration.md"]
+# The placeholders of the remote form, and what the test fills them with.
+PLACEHOLDERS = ("URL_OF_A_TOKENLINE_CLONE", "FULL_COMMIT_SHA")
+
+
+def documented_configs() -> list[tuple[str, str]]:
+    """(where, text) of every YAML block in the documentation that configures pre-commit."""
+    found = []
+    for doc in DOCUMENTED:
+        blocks = re.findall(r"^```yaml\n(.*?)^```", doc.read_text(encoding="utf-8"), re.M | re.S)
+        for i, block in enumerate(blocks):
+            if "\nrepos:\n" in f"\n{block}":
+                found.append((f"{doc.relative_to(ROOT)}#{i}", block))
+    return found
+
+
+CONFIGS = documented_configs()
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -40,8 +62,22 @@ def head_of_checkout() -> str:
     ).stdout.strip()
 
 
-def test_hook_refuses_an_over_budget_prompt_and_accepts_it_trimmed(tmp_path: Path) -> None:
-    rev = head_of_checkout()
+def test_the_documentation_has_both_forms() -> None:
+    texts = [text for _, text in CONFIGS]
+    assert any("repo: local" in t for t in texts), CONFIGS
+    assert any(all(p in t for p in PLACEHOLDERS) for t in texts), CONFIGS
+    for where, text in CONFIGS:
+        assert "v0.1.0" not in text and "<owner>" not in text, where
+
+
+@pytest.mark.parametrize("where,config", CONFIGS, ids=[where for where, _ in CONFIGS])
+def test_hook_refuses_an_over_budget_prompt_and_accepts_it_trimmed(
+    where: str, config: str, tmp_path: Path
+) -> None:
+    if "repo: local" not in config:
+        config = config.replace(PLACEHOLDERS[0], str(ROOT)).replace(
+            PLACEHOLDERS[1], head_of_checkout()
+        )
     project = tmp_path / "project"
     project.mkdir()
     bin_dir = Path(sys.executable).parent
@@ -57,10 +93,7 @@ def test_hook_refuses_an_over_budget_prompt_and_accepts_it_trimmed(tmp_path: Pat
     (project / "pyproject.toml").write_text(
         f'[tool.tokenline.budgets]\n"prompts/*.md" = {BUDGET}\n', encoding="utf-8"
     )
-    (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {ROOT}\n    rev: {rev}\n    hooks:\n      - id: tokenline-check\n",
-        encoding="utf-8",
-    )
+    (project / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
     for cmd in (["git", "init", "-q"], [sys.executable, "-m", "pre_commit", "install"]):
         done = run(cmd, project, env)
         assert done.returncode == 0, done.stdout + done.stderr

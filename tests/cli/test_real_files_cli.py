@@ -10,7 +10,7 @@ import tiktoken
 from tiktoken_ext import openai_public
 from tokenizers import Tokenizer
 
-from tests.conftest import ROOT, shared_file
+from tests.conftest import ROOT, tekken_path
 from tests.core.test_real_files import _ranks
 
 from .test_cli import tokenline
@@ -58,7 +58,7 @@ def test_a_tiktoken_file_is_its_encoding(tmp_path: Path) -> None:
 def test_a_tekken_file_under_any_name(tmp_path: Path) -> None:
     from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
-    tekken = shared_file("models", "tekken_240911.json")
+    tekken = tekken_path()
     expected = len(Tekkenizer.from_file(str(tekken)).encode(TEXT, bos=False, eos=False))
     prompt = tmp_path / "prompt.md"
     prompt.write_text(TEXT, encoding="utf-8")

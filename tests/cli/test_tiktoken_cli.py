@@ -42,14 +42,23 @@ def test_show_joins_tokens_that_share_a_character(
     assert summary.startswith(f"{len(o200k_encoding.encode_ordinary(TEXT)):,} tokens · o200k_base")
 
 
-def test_an_encoding_missing_from_the_cache_is_a_model_error(tmp_path: Path) -> None:
+def test_an_encoding_missing_from_the_cache_says_how_to_use_it_offline(tmp_path: Path) -> None:
     path = tmp_path / "prompt.md"
     path.write_text(TEXT, encoding="utf-8")
-    # An empty cache and no network: tiktoken cannot load it, and says so.
-    env = {"TIKTOKEN_CACHE_DIR": str(tmp_path / "empty"), "HTTPS_PROXY": "http://127.0.0.1:9"}
+    # An empty cache and no network: tiktoken cannot load it, and the message says what to do.
+    empty = tmp_path / "empty"
+    env = {"TIKTOKEN_CACHE_DIR": str(empty), "HTTPS_PROXY": "http://127.0.0.1:9"}
     result = tokenline("count", "--model", "o200k_base", str(path), env=env)
     assert result.returncode == 3
-    assert "o200k_base" in result.stderr
+    assert result.stdout == ""
+    url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+    assert result.stderr == (
+        "tokenline: cannot load tokenizer model o200k_base: tiktoken could not load o200k_base: "
+        f"it is not in tiktoken's cache {empty}, and downloading it failed (no connection to "
+        "openaipublic.blob.core.windows.net: ProxyError); run `tokenline models fetch "
+        f"o200k_base` where the network is reachable, or download {url} elsewhere and run "
+        "`tokenline models fetch o200k_base --from o200k_base.tiktoken`\n"
+    )
 
 
 def test_a_misspelt_encoding_is_named_as_such(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Models for the core tests: the shared ones, trained ones and hand-built ones."""
+"""Models for the core tests: real ones (the bundled Mistral 7B tokenizer, Llama 2's from
+../shared), trained ones and hand-built ones."""
 
 from __future__ import annotations
 
@@ -9,8 +10,23 @@ import pytest
 
 from tests.conftest import shared_file
 from tests.core import modelkit
+from tokenline.core import bundled_model_path
 
+# Real SentencePiece models: the bundled one, and one only ../shared has.
 SHARED_MODELS = ["mistral-7b-v0.1", "llama-2"]
+SHARED_ONLY = {"llama-2": "llama-2.model"}
+
+
+class ModelPaths(dict[str, Path]):
+    """Model paths by name; a model only ../shared has is looked up when a test asks for it, so
+    that only the tests that use it are skipped without it (or fail in CI)."""
+
+    def __missing__(self, name: str) -> Path:
+        if name not in SHARED_ONLY:
+            raise KeyError(name)
+        path = shared_file("models", SHARED_ONLY[name])
+        self[name] = path
+        return path
 
 
 @pytest.fixture(scope="session")
@@ -19,11 +35,10 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def model_paths(model_dir: Path, botchan: str) -> dict[str, Path]:
+def model_paths(model_dir: Path, botchan: str) -> ModelPaths:
     """Every model the differential tests run over, by name."""
-    paths: dict[str, Path] = {}
-    for name in SHARED_MODELS:
-        paths[name] = shared_file("models", f"{name}.model")
+    paths = ModelPaths()
+    paths["mistral-7b-v0.1"] = Path(bundled_model_path())
     for name in modelkit.TRAINED:
         paths[name] = modelkit.train(name, model_dir, botchan)
     paths.update(modelkit.hand_built(model_dir))

@@ -19,7 +19,8 @@ import tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import shared_file
+from tests import tiktokencache
+from tests.conftest import tekken_path
 from tests.core import tiktokenkit
 from tests.core.strategies import edit_ops, texts, unspaced
 from tokenline.core import Document, ModelError, load_model, pretokens
@@ -43,23 +44,33 @@ def tiktoken_env(tiktoken_cache: Path) -> Iterator[Path]:
         os.environ["TIKTOKEN_CACHE_DIR"] = before
 
 
+class References(dict[str, tuple[Document, Encoder]]):
+    """Each real encoding as a (document on it, reference encoder) pair, made when a test first
+    asks for it: Tekken from mistral-common's package data, tiktoken's encodings from the seeded
+    cache (only their tests skip without ../shared)."""
+
+    def __missing__(self, name: str) -> tuple[Document, Encoder]:
+        if name == "tekken":
+            from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+            tk = Tekkenizer.from_file(str(tekken_path()))
+
+            def tekken_encode(text: str) -> list[int]:
+                return list(tk.encode(text, bos=False, eos=False))
+
+            value: tuple[Document, Encoder] = (Document(load_model(tekken_path())), tekken_encode)
+        else:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("TIKTOKEN_CACHE_DIR", str(tiktokencache.session_cache()))
+                enc = tiktoken.get_encoding(name)
+                value = (Document(load_model(name)), enc.encode_ordinary)
+        self[name] = value
+        return value
+
+
 @pytest.fixture(scope="module")
-def references(tiktoken_env: Path) -> dict[str, tuple[Document, Encoder]]:
-    """Each real encoding as a (document on it, reference encoder) pair."""
-    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
-
-    out: dict[str, tuple[Document, Encoder]] = {}
-    for name in ("o200k_base", "cl100k_base"):
-        enc = tiktoken.get_encoding(name)
-        out[name] = (Document(load_model(name)), enc.encode_ordinary)
-    tekken = shared_file("models", "tekken_240911.json")
-    tk = Tekkenizer.from_file(str(tekken))
-
-    def tekken_encode(text: str) -> list[int]:
-        return list(tk.encode(text, bos=False, eos=False))
-
-    out["tekken"] = (Document(load_model(str(tekken))), tekken_encode)
-    return out
+def references() -> References:
+    return References()
 
 
 def check_sequence(doc: Document, encode: Encoder, text: str, data: st.DataObject) -> None:
@@ -186,7 +197,7 @@ def test_tekken_ids_are_mistral_commons(references: dict[str, tuple[Document, En
     assert names[:5] == ["<unk>", "<s>", "</s>", "[INST]", "[/INST]"]
     from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
-    tk = Tekkenizer.from_file(str(shared_file("models", "tekken_240911.json")))
+    tk = Tekkenizer.from_file(str(tekken_path()))
     assert names == [tk.id_to_piece(i) for i in range(20)]
 
 

@@ -44,9 +44,21 @@ class Oracle:
         return ids
 
 
+class Oracles(dict[str, Oracle]):
+    """An Oracle per model name, made when a test first asks for it (see ModelPaths)."""
+
+    def __init__(self, paths: dict[str, Path]) -> None:
+        super().__init__()
+        self.paths = paths
+
+    def __missing__(self, name: str) -> Oracle:
+        self[name] = Oracle(self.paths[name])
+        return self[name]
+
+
 @pytest.fixture(scope="module")
-def oracles(model_paths: dict[str, Path]) -> dict[str, Oracle]:
-    return {name: Oracle(path) for name, path in model_paths.items()}
+def oracles(model_paths: dict[str, Path]) -> Oracles:
+    return Oracles(model_paths)
 
 
 def check_sequence(oracle: Oracle, text: str, data: st.DataObject) -> None:

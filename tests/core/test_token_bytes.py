@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import shared_file
+from tests.conftest import tekken_path
 from tokenline.core import cached_tiktoken_encodings, load_model
 
 
@@ -36,7 +36,7 @@ def test_tiktoken_bytes(
 
 
 def test_tekken_bytes_skip_the_special_ids() -> None:
-    model = load_model(shared_file("models", "tekken_240911.json"))
+    model = load_model(tekken_path())
     text = "Tekken: 鬱 丧美"
     ids = model.encode(text)
     assert min(ids) >= 1000

@@ -18,15 +18,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 import sentencepiece as spm
 from lsprotocol import types as T
 from pytest_lsp.client import LanguageClient, make_test_lsp_client
 
+from tests.conftest import SHARED, shared_files
+
 REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("TOKENLINE_SHARED", REPO.parent / "shared"))
 LLAMA = SHARED / "models" / "llama-2.model"
-BOTCHAN = SHARED / "corpora" / "botchan.txt"
 SERVER_CMD = [sys.executable, "-m", "tokenline", "serve"]
 # Generous: the pure-Python core on a busy 2-core CI machine is slow.
 TIMEOUT = float(os.environ.get("TOKENLINE_TEST_TIMEOUT", "60"))
@@ -37,13 +36,8 @@ def in_ci() -> bool:
 
 
 def shared_file(path: Path) -> Path:
-    """A file from ../shared: a skip locally when missing, a failure in CI."""
-    if not path.is_file():
-        msg = f"missing {path} (../shared beside the repository)"
-        if in_ci():
-            pytest.fail(msg, pytrace=False)
-        pytest.skip(msg)
-    return path
+    """A file from ../shared (LLAMA): a skip locally when missing, a failure in CI."""
+    return shared_files(path.relative_to(SHARED).as_posix())[0]
 
 
 def bundled_model_path() -> Path:

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import BOTCHAN
+
 from .harness import (
-    BOTCHAN,
     LLAMA,
     Session,
     apply_semantic_edits,
@@ -122,7 +123,7 @@ def test_random_edits_llama(llama_session: Session, text: str, batches: list) ->
 def test_edits_in_botchan(session: Session) -> None:
     """Edits in a real text, with a delta after each one."""
     model = bundled_model_path()
-    mirror = shared_file(BOTCHAN).read_text(encoding="utf-8")[:60_000]
+    mirror = BOTCHAN.read_text(encoding="utf-8")[:60_000]
     uri = "file:///botchan.txt"
     s = session
     s.open(uri, mirror, language="plaintext")

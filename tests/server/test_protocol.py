@@ -14,8 +14,9 @@ import pytest
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
 
+from tests.conftest import BOTCHAN
+
 from .harness import (
-    BOTCHAN,
     LLAMA,
     SERVER_CMD,
     Session,
@@ -35,7 +36,7 @@ MODEL = bundled_model_path()
 
 
 def botchan(n: int) -> str:
-    text = shared_file(BOTCHAN).read_text(encoding="utf-8")
+    text = BOTCHAN.read_text(encoding="utf-8")
     return (text * (n // len(text) + 1))[:n]
 
 

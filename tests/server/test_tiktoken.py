@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import tiktoken
 
-from tests.conftest import shared_file
+from tests.conftest import tekken_path
 
 from .harness import (
     Session,
@@ -164,7 +164,7 @@ def test_hover_shows_the_bytes_and_ids_of_a_split_character(
 
 
 def test_models_lists_encodings_and_tokenizer_files(tiktoken_cache: Path, tmp_path: Path) -> None:
-    tekken = shared_file("models", "tekken_240911.json")
+    tekken = tekken_path()
     folder = tmp_path / "work"
     (folder / "models" / "hf").mkdir(parents=True)
     (folder / "models" / "hf" / "tokenizer.json").write_text("{}", encoding="utf-8")

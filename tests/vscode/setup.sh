@@ -49,13 +49,16 @@ if [ ! -f "$stamp" ] || [ ! -x "$cs_bin" ]; then
     [ -s "$rgcache/$f" ] || tar czf "$rgcache/$f" -C /usr/bin rg
   done
   # npm_config_yes: the machine's npmrc says yes=false, which stops node-pty's setup otherwise.
-  # --unsafe-perm: code-server's postinstall refuses to run as root without it.
+  # npm_config_unsafe_perm: code-server's postinstall refuses to run as root without it, though
+  # npm 7+ no longer knows the setting and warns 'Unknown env config "unsafe-perm"': that one
+  # line is dropped (passing --unsafe-perm as an option instead warns the same way).
   # code-server's postinstall runs nested `npm install`s that build native modules; npm 11.16+
   # blocks dependency install scripts unless allowed, and the nested installs have no allowScripts
   # of their own, so allow them for this one install (older npm ignores the variable).
   (cd "$cache" && npm_config_yes=true npm_config_unsafe_perm=true npm_config_dangerously_allow_all_scripts=true \
-      npm install --unsafe-perm --no-save --no-audit --no-fund \
-      "code-server@$code_server_version" "playwright-core@$playwright_version")
+      npm install --no-save --no-audit --no-fund \
+      "code-server@$code_server_version" "playwright-core@$playwright_version") \
+    2> >(grep -v '^npm warn Unknown env config "unsafe-perm"' >&2)
   "$cs_bin" --version 2>/dev/null | grep -q "^$code_server_version " \
     || { log "code-server $code_server_version does not run from $cs_bin"; exit 1; }
   touch "$stamp"

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 import tiktoken
 
+from tests.conftest import BOTCHAN
 from tests.vscode.index_proxy import HOST as INDEX_HOST
 from tests.vscode.index_proxy import INDEX_URL, IndexProxy
 
@@ -36,7 +37,6 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 EXT_DIR = REPO / "vscode-extension"
 ARTIFACTS = REPO / "tests" / "artifacts" / "vscode"
-SHARED = REPO.parent / "shared"
 CACHE = Path(os.environ.get("TOKENLINE_CI_CACHE", Path.home() / ".cache" / "tokenline-ci"))
 CODE_SERVER = CACHE / "node_modules" / ".bin" / "code-server"
 PLAYWRIGHT = CACHE / "node_modules" / "playwright-core"
@@ -361,9 +361,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, vsix: Path) -> dict[str,
         old.unlink()
     env = Env(tmp_path_factory.mktemp("vscode"))
     ws = env.workspace
-    botchan = (
-        (SHARED / "corpora" / "botchan.txt").read_text(encoding="utf-8-sig").replace("\r\n", "\n")
-    )
+    botchan = BOTCHAN.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
     lines = botchan.split("\n")  # about 18 tokens a line
 
     prompt = ws / "story.prompt.md"

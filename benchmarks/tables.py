@@ -1,0 +1,274 @@
+"""The benchmark tables of docs/benchmarks.md and the README, rendered from benchmarks/results/.
+
+Each table comes from one results file, that is one run of one script, and is preceded by the
+line naming that run (script, time, commit, load). A measurement appears in one table only: the
+SentencePiece encode of prose is in the engine table; the others give ratios to the baseline
+measured beside them in their own run. `--write` replaces the blocks between
+`<!-- table: NAME -->` and `<!-- end: NAME -->` in the documents; tests/test_readme.py checks
+that the documents hold what this renders.
+
+    python benchmarks/tables.py [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import bench_server  # renders its own tables: one renderer for the script and the documents
+import runinfo
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+DOCUMENTS = [HERE.parent / "README.md", HERE.parent / "docs" / "benchmarks.md"]
+BLOCK = re.compile(r"(<!-- table: (\S+) -->\n)(.*?)(<!-- end: \2 -->)", re.S)
+
+
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((RESULTS / name).read_text(encoding="utf-8"))
+    return data
+
+
+def size(n: int) -> str:
+    return f"{n // 1_000_000} MB" if n >= 1_000_000 else f"{n // 1000} KB"
+
+
+def us(value: float | None) -> str:
+    """A time given in µs: in µs below 1 ms, in ms from there, in s from 10 s."""
+    if value is None:
+        return "—"
+    if value < 1e3:
+        return f"{value:.1f} µs" if value < 100 else f"{value:.0f} µs"
+    if value < 1e7:
+        return f"{value / 1e3:.1f} ms" if value < 1e5 else f"{value / 1e3:,.0f} ms"
+    return f"{value / 1e6:.1f} s"
+
+
+def ms(value: float) -> str:
+    """A time given in ms."""
+    return us(value * 1e3)
+
+
+def sec(value: float) -> str:
+    """A time given in s."""
+    return us(value * 1e6)
+
+
+def nbytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} KB" if n >= 1e3 else f"{n} B"
+
+
+def times(ratio: float) -> str:
+    return f"{ratio:,.0f}×" if ratio >= 10 else f"{ratio:.2f}×"
+
+
+def run_line(data: dict[str, Any]) -> str:
+    return f"Run: {runinfo.label(data['run'])}."
+
+
+def flatness(rows: list[dict[str, Any]]) -> str:
+    """The median edit at the largest size over the one at the smallest."""
+    by_size = sorted(rows, key=lambda r: r["size"])
+    return times(by_size[-1]["median_us"] / by_size[0]["median_us"])
+
+
+def spread_label(rows: list[dict[str, Any]]) -> str:
+    """`Median at 10 MB / at 10 KB` for the sizes of `rows`."""
+    sizes = sorted(r["size"] for r in rows)
+    return f"Median at {size(sizes[-1])} / at {size(sizes[0])}"
+
+
+def engine() -> str:
+    data = load("core.json")
+    lines = [
+        run_line(data),
+        "",
+        "| document | tokens | edit median | edit p99 | full encode (SentencePiece) | speed-up "
+        "| bytes per token |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in data["sizes"]:
+        lines.append(
+            f"| {size(r['size'])} | {r['tokens']:,} | {us(r['median_us'])} | {us(r['p99_us'])} "
+            f"| {ms(r['full_encode_ms'])} | {times(r['speedup'])} "
+            f"| {r['bytes_per_token']:.1f} |"
+        )
+    lines += ["", f"{spread_label(data['sizes'])}: {flatness(data['sizes'])}."]
+    return "\n".join(lines)
+
+
+def crossover(series: dict[str, list[float]]) -> int:
+    """The first text length (bytes) at which an edit costs less than a full encode."""
+    return next(
+        b
+        for b, f, i in zip(
+            series["bytes"], series["full_us"], series["incremental_us"], strict=True
+        )
+        if i < f
+    )
+
+
+def clocks() -> str:
+    """The 1 MB speed-up in CPU time and in wall-clock time, from the engine's run."""
+    data = load("core.json")
+    r = next(r for r in data["sizes"] if r["size"] == 1_000_000)
+    return (
+        f"In the engine run below (load average {data['run']['load_before']} → "
+        f"{data['run']['load_after']}), the 1 MB speed-up is {times(r['speedup'])} in CPU time "
+        f"and {times(r['wall_speedup'])} in wall-clock time, measured on the same calls."
+    )
+
+
+def thesis() -> str:
+    """Where the incremental update overtakes a full encode on short texts (the thesis's
+    Figure 1), from the engine's run."""
+    data = load("core.json")
+    return (
+        f"{run_line(data)} An edit costs less than a full encode from "
+        f"{crossover(data['thesis']['prose'])} bytes of prose on, and from "
+        f"{crossover(data['thesis']['random'])} bytes of random letters on."
+    )
+
+
+def opening() -> str:
+    data = load("open.json")
+    lines = [
+        run_line(data),
+        "",
+        "| text | size | open (cold cache) | / encode | open again (warm) | / encode |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in data["open"]:
+        lines.append(
+            f"| {r['kind']} | {size(r['bytes'])} | {sec(r['open_cold_s'])} "
+            f"| {times(r['cold_ratio'])} | {sec(r['open_warm_s'])} | {times(r['warm_ratio'])} |"
+        )
+    cache = data["cache"]
+    lines.append("")
+    if data.get("open_50mb"):
+        lines.append(
+            f"50 MB of prose opens in {data['open_50mb']['open_cold_s']:.1f} s (cold cache)."
+        )
+    lines.append(
+        f"The segment cache holds {cache['after_10mb_prose_traced_mb']:.1f} MB after 10 MB of "
+        f"prose ({cache['after_10mb_prose_entries']:,} segments, tracemalloc) and "
+        f"{cache['filled_traced_mb']:.1f} MB when filled with unique words (its bound: 64 MB)."
+    )
+    return "\n".join(lines)
+
+
+def families(tokenizer_json: bool) -> str:
+    data = load("bench_families.json")
+    hf = [m for m in data["modes"] if "tokenizer.json" in m]
+    names = {m.split(":", 1)[0] for m in hf}
+    rows = [r for r in data["sizes"] if (r["model"] in names) == tokenizer_json]
+    blobs = [b for b in data["blobs"] if (b["model"] in names) == tokenizer_json]
+    lines = [
+        run_line(data),
+        "",
+        "| model | size | edit median | p99 | full encode (reference) | speed-up | open / encode "
+        "| idle prepare | first edits in untouched parts |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['model']} | {size(r['size'])} | {us(r['median_us'])} | {us(r['p99_us'])} "
+            f"| {ms(r['full_ms'])} | {times(r['speedup'])} | {times(r['open_ratio'])} "
+            f"| {ms(r['prepare_ms'])} | {us(r['cold_median_us'])} |"
+        )
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    spread = ", ".join(f"{m} {flatness([r for r in rows if r['model'] == m])}" for m in models)
+    lines += [
+        "",
+        f"{spread_label(rows)}: {spread}.",
+        "",
+        "| model | edit inside a 1 MB pre-token | first edit there, right after opening "
+        "| full encode (reference) |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for b in blobs:
+        if "skipped" in b:
+            lines.append(f"| {b['model']} | not measured: {b['skipped']} | | |")
+        else:
+            lines.append(
+                f"| {b['model']} | {ms(b['blob_ms'])} | {ms(b['first_ms'])} | {ms(b['full_ms'])} |"
+            )
+    return "\n".join(lines)
+
+
+def server() -> str:
+    data = load("server.json")
+    head = [run_line(data), ""] if "run" in data else []
+    return "\n".join([*head, bench_server.render(data)])
+
+
+def check() -> str:
+    data = load("check.json")
+    pre = data["precommit"]
+    n = pre["files"]
+    return "\n".join(
+        [
+            run_line(data),
+            "",
+            "| on 2,000 prompt files | CPU time |",
+            "| --- | ---: |",
+            f"| `tokenline check` in process (walk, `.gitignore`, configuration, budgets, counts) "
+            f"| {data['check_in_process_s']:.2f} s |",
+            f"| baseline: read + `sentencepiece.encode` of each file "
+            f"| {data['baseline_sentencepiece_s']:.2f} s |",
+            f"| ratio (median of the per-run ratios) | {data['ratio']:.2f}× |",
+            f"| `tokenline check` as a command, start and model load included "
+            f"| {data['check_command_cpu_s']:.2f} s |",
+            "",
+            f"| on {n} staged prompt files | CPU time | wall clock (under the run's load) |",
+            "| --- | ---: | ---: |",
+            f"| `pre-commit run` of the local hook | {pre['pre_commit_run_cpu_s']:.2f} s "
+            f"| {pre['pre_commit_run_wall_s']:.2f} s |",
+            f"| `tokenline check` of those files as a command | {pre['check_command_cpu_s']:.2f} s "
+            f"| {pre['check_command_wall_s']:.2f} s |",
+            f"| Python starting, importing `tokenline.cli` and loading the model "
+            f"| {pre['start_and_load_cpu_s']:.2f} s | {pre['start_and_load_wall_s']:.2f} s |",
+        ]
+    )
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "engine": engine,
+    "thesis": thesis,
+    "clocks": clocks,
+    "opening": opening,
+    "tiktoken": lambda: families(tokenizer_json=False),
+    "tokenizer-json": lambda: families(tokenizer_json=True),
+    "server": server,
+    "check": check,
+}
+
+
+def render(text: str) -> str:
+    """`text` with every table block rendered anew from the results."""
+    return BLOCK.sub(lambda m: f"{m.group(1)}{TABLES[m.group(2)]()}\n{m.group(4)}", text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="update the documents in place")
+    args = parser.parse_args()
+    for doc in DOCUMENTS:
+        text = doc.read_text(encoding="utf-8")
+        new = render(text)
+        if args.write and new != text:
+            doc.write_text(new, encoding="utf-8")
+            print(f"updated {doc}", file=sys.stderr)
+    if not args.write:
+        for name, table in TABLES.items():
+            print(f"<!-- table: {name} -->\n{table()}\n<!-- end: {name} -->\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
