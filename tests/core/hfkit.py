@@ -45,7 +45,7 @@ SYNTHETIC = [
     "Z\u0351\u0362a\u034el n\u0303o \u0915\u094d\u0937 a\u0308",
 ]
 # WordPiece models Tokenline re-encodes in windows of whole words.
-WORD_WINDOWED = {"wp-lower-chinese", "wp-cased-accents"}
+WORD_WINDOWED = {"wp-lower-chinese", "wp-cased-accents", "untyped-wp"}
 # Metaspace models that split, re-encoded in windows cut before spaces.
 SPACE_WINDOWED = {
     "meta-always-split",
@@ -58,6 +58,7 @@ SPACE_WINDOWED = {
     "unigram-wsplit-custom",
     "unigram-first-nfkc",
     "unigram-byte-fallback",
+    "untyped-unigram",
 }
 # Byte-level BPE files Tokenline edits piece by piece (the rest of CONFIGS re-encode whole), and
 # which of them take a piece found in the vocabulary as one token (BPE's ignore_merges, as Llama
@@ -71,6 +72,7 @@ PIECEWISE = {
     "bl-o200k",
     "bl-tekken-ignore",
     "bl-r50k",
+    "untyped-bl-gpt2",
 }
 IGNORE_MERGES = {"bl-gpt2-ignore", "bl-llama3", "bl-tekken-ignore"}
 SPECIALS = ["<|endoftext|>", "[CLS]", "[SEP]"]
@@ -186,9 +188,28 @@ def digits_bpe() -> tuple[Tokenizer, Any]:
     return tok, trainer
 
 
-def wordlevel() -> tuple[Tokenizer, Any]:
+def byte_level_normalized(normalizer: Any, pattern: str | None = None) -> tuple[Tokenizer, Any]:
+    """GPT-NeoX's layout (a Unicode normalizer before byte-level BPE): GPT-2's pre-tokenizer,
+    or a Split by `pattern` as Qwen 2's file has it."""
+    tok, trainer = gpt2() if pattern is None else gpt4(pattern)
+    tok.post_processor = None
+    tok.normalizer = normalizer
+    return tok, trainer
+
+
+def llama_metaspace(fallback: bool) -> tuple[Tokenizer, Any]:
+    """Llama 2's layout as newer files write it: Metaspace without split (no normalizer), BPE,
+    byte fallback added after training when `fallback`."""
+    tok, trainer = _bpe(500)
+    tok.pre_tokenizer = pre.Metaspace(prepend_scheme="first", split=False)
+    tok.decoder = decoders.Metaspace(prepend_scheme="first", split=False)
+    return tok, trainer
+
+
+def wordlevel(pre_tokenizer: Any = None, normalizer: Any = None) -> tuple[Tokenizer, Any]:
     tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
-    tok.pre_tokenizer = pre.Whitespace()
+    tok.pre_tokenizer = pre.Whitespace() if pre_tokenizer is None else pre_tokenizer
+    tok.normalizer = normalizer
     trainer = trainers.WordLevelTrainer(
         vocab_size=400, special_tokens=["[UNK]", *SPECIALS], show_progress=False
     )
@@ -315,7 +336,29 @@ CONFIGS: dict[str, Callable[[], tuple[Tokenizer, Any]]] = {
     ),
     "bpe-digits-unk": digits_bpe,
     "wordlevel": wordlevel,
+    # Layouts of real files (GPT-NeoX, Qwen 2, Llama 2, WordLevel) and untyped model sections.
+    "bl-gpt2-nfc": lambda: byte_level_normalized(normalizers.NFC()),
+    "bl-qwen2-nfc": lambda: byte_level_normalized(normalizers.NFC(), pretokens.QWEN2),
+    "bl-gpt4-nfkc": lambda: byte_level_normalized(normalizers.NFKC(), GPT4_PATTERN),
+    "bl-gpt2-nfd-lower": lambda: byte_level_normalized(
+        normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase()])
+    ),
+    "bl-o200k-nfkd": lambda: byte_level_normalized(normalizers.NFKD(), pretokens.O200K),
+    "llama-style-nofallback": llama_style,
+    "llama-metaspace": lambda: llama_metaspace(True),
+    "llama-metaspace-nofallback": lambda: llama_metaspace(False),
+    "wordlevel-wsplit-lower": lambda: wordlevel(pre.WhitespaceSplit(), normalizers.Lowercase()),
+    "wordlevel-bert-nfkc": lambda: wordlevel(pre.BertPreTokenizer(), normalizers.NFKC()),
+    "untyped-bl-gpt2": gpt2,
+    "untyped-wp": lambda: wordpiece(True, None, True),
+    "untyped-unigram": lambda: unigram_metaspace(None),
+    "untyped-wordlevel": wordlevel,
+    "untyped-llama-style": llama_style,
 }
+# Configurations whose file is saved without its model's "type" (as older tokenizers wrote them).
+UNTYPED = {name for name in CONFIGS if name.startswith("untyped-")}
+# Configurations given Llama's 256 <0xXX> pieces and byte fallback after training.
+BYTE_FALLBACK = {"llama-style", "llama-metaspace", "untyped-llama-style"}
 
 
 def train(name: str, out_dir: Path, botchan: str) -> Path:
@@ -329,13 +372,22 @@ def train(name: str, out_dir: Path, botchan: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "tokenizer.json"
     tok.save(str(path))
-    if name == "llama-style":
+    if name in BYTE_FALLBACK:
         add_byte_fallback(path)
     if name == "unigram-byte-fallback":
         add_unigram_byte_fallback(path)
     if name in IGNORE_MERGES:
         add_whole_pieces(path)
+    if name in UNTYPED:
+        drop_model_type(path)
     return path
+
+
+def drop_model_type(path: Path) -> None:
+    """Removes the model section's "type", as files written by older `tokenizers` have it."""
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    del spec["model"]["type"]
+    path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
 
 
 # Pieces no merge makes, added to the vocabulary of the ignore_merges files (also after a space,
