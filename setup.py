@@ -14,8 +14,9 @@ from setuptools import setup
 
 HERE = Path(__file__).parent.resolve()
 # Modules compiled with mypyc: everything an edit or a lookup runs through. Interpreted, on
-# purpose: __init__ (so that COMPILED can look at the compiled modules), loader, hfloader and
-# tiktokenloader (run once per model, through protobuf's, tokenizers' and tiktoken's untyped code)
+# purpose: __init__ (so that COMPILED can look at the compiled modules), loader, hfloader,
+# hfnormloader and tiktokenloader (run once per model, through protobuf's, tokenizers' and
+# tiktoken's untyped code)
 # and resolve (runs once per model load and only looks at the file system): compiling them would
 # buy nothing.
 COMPILED_MODULES = [
@@ -48,6 +49,11 @@ COMPILED_MODULES = [
     "hfbytelevel",
     "spacecuts",
     "hffamily",
+    "unicodesteps",
+    "stepnorm",
+    "addedsplit",
+    "hfnormbytelevel",
+    "hfwordlevel",
 ]
 
 
