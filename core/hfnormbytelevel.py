@@ -6,9 +6,10 @@ pre-token. The document's normalized text is kept in step step by step (tokenlin
 and the byte-level machinery (tokenline.core.bytelevel, tokenline.core.pretokenedges) works on it
 unchanged. Added tokens are segments of their own here, matched as the library matches them
 (tokenline.core.addedsplit): a window's cuts are those of the pre-tokens between added tokens,
-and reading `longest` more characters past a cut settles every match that could move it. So
-text full of them (GPT-NeoX's runs of spaces, in every indented line of code) is edited by
-windows like any other. Built by tokenline.core.hfnormloader.
+and a cut's reach grows by what the matches that may be open at it, or begin where the pattern
+reads, read on (`cut_reach`). So text full of added tokens (GPT-NeoX's runs of spaces, in every
+indented line of code) is edited by windows like any other. Built by
+tokenline.core.hfnormloader.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from tokenline.core.addedsplit import AddedSplit
 from tokenline.core.bytelevel import AHEAD_CHARS
 from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPreTokens
 from tokenline.core.normalization import Normalization
+from tokenline.core.pretokenedges import PreTokenEdges
 from tokenline.core.pretokens import reach_after
 from tokenline.core.rope import TextRope
 from tokenline.core.stepnorm import StepNorm
-from tokenline.core.tokens import TokenRun, empty_run
+from tokenline.core.tokens import TokenRun, TokenStore, empty_run
 from tokenline.core.unicodesteps import UnicodeSteps
 from tokenline.core.vocab import Vocabulary
+from tokenline.core.window import Edges, Stats, Window
 
 # What reach_after answers for text that does not settle a cut (more than any text's length).
 UNSETTLED: Final = 1 << 40
@@ -35,14 +38,16 @@ UNSETTLED: Final = 1 << 40
 TAKE_AHEAD: Final = 64
 
 
-def added_reach(text: str, longest: i64) -> i64:
-    """How far past a cut, followed by text, the pre-tokens and added tokens may be read to
-    decide it: the pattern's reach, and an added token (`longest` at most) that begins within
-    it; UNSETTLED when text does not settle it."""
-    base: i64 = reach_after(text)
-    if base > len(text):
+def cut_reach(added: AddedSplit, before: str, after: str) -> i64:
+    """How far past a cut, with `before` before it (added.longest - 1 characters, where there are
+    so many) and `after` after it, the pre-tokens and added tokens may be read to decide it: the
+    pattern's reach, and the matches it may meet there; UNSETTLED when after does not settle
+    it."""
+    base: i64 = reach_after(after)
+    if base > len(after):
         return UNSETTLED
-    return base + max(0, longest - 1)
+    out: i64 = added.reach(before, after, base)
+    return UNSETTLED if out > len(after) else out
 
 
 class AddedPreTokens(LibraryPreTokens):
@@ -82,11 +87,12 @@ class AddedPreTokens(LibraryPreTokens):
         n: i64 = len(block)
         end: i64 = n
         keep: i64 = len(found)
-        longest: i64 = self.added.longest
+        back: i64 = max(0, self.added.longest - 1)
         while keep > 1:
             keep -= 1
             end -= len(found[keep])
-            if end + added_reach(block[end : end + TAKE_AHEAD + longest], longest) <= n:
+            before = block[max(0, end - back) : end]
+            if end + cut_reach(self.added, before, block[end : end + TAKE_AHEAD + back]) <= n:
                 return found[:keep]
         return []
 
@@ -111,16 +117,31 @@ class NormalizedByteLevelFamily(HFByteLevelFamily):
         # No guard near added tokens: they are segments, found in every window.
         self.added_longest = 0
         self.added_ids = False
-        self.ahead_chars = AHEAD_CHARS + pieces.added.longest
+        self.ahead_chars = AHEAD_CHARS
 
     def normalization(self, rope: TextRope) -> Normalization:
         return StepNorm(rope, self.steps)
+
+    def edges(self, norm: Normalization, toks: TokenStore, stats: Stats) -> Edges:
+        return NormalizedEdges(self, norm, toks, stats)
 
     def clean(self, text: str) -> bool:
         return True
 
     def reach_after(self, text: str) -> i64:
-        return added_reach(text, self.pieces.added.longest)
+        """With what precedes the cut unknown: a match may be open there."""
+        out: i64 = self.cut_reach("", text)
+        back: i64 = self.back()
+        if out == UNSETTLED or back > len(text):
+            return UNSETTLED
+        return max(out, back)
+
+    def cut_reach(self, before: str, after: str) -> i64:
+        return cut_reach(self.pieces.added, before, after)
+
+    def back(self) -> i64:
+        """Characters before a cut that say which matches may be open at it."""
+        return max(0, self.pieces.added.longest - 1)
 
     def tokens(self, text: str, normalized: bool) -> TokenRun:
         if not normalized:
@@ -151,7 +172,8 @@ class NormalizedByteLevelFamily(HFByteLevelFamily):
                 # The window ends inside this pre-token: only where an old one ended the same way.
                 if added >= 0 or pos != pretoken_end or self.coder.whole(segment):
                     return None
-                if not final and self.reach_after(full[pos:]) > len(full) - pos:
+                before = full[max(0, pos - self.back()) : pos]
+                if not final and self.cut_reach(before, full[pos:]) > len(full) - pos:
                     return None
                 self._add_part(segment, max(skip - start, 0), n - start, out)
                 return out
@@ -163,6 +185,27 @@ class NormalizedByteLevelFamily(HFByteLevelFamily):
                 out.add_token(added, len(segment), 0, True)
             else:
                 out.add(self.pretoken_tokens(segment))
-        if pos != n or pretoken_end >= 0 or (not final and self.reach_after(ahead) > len(ahead)):
+        if pos != n or pretoken_end >= 0:
+            return None
+        if not final and self.cut_reach(text[max(0, n - self.back()) :], ahead) > len(ahead):
             return None
         return out
+
+
+class NormalizedEdges(PreTokenEdges):
+    """Pre-token edges, a cut's reach read with the matches that may be open at it."""
+
+    fam: NormalizedByteLevelFamily
+
+    def __init__(
+        self, family: NormalizedByteLevelFamily, norm: Normalization, toks: TokenStore, stats: Stats
+    ) -> None:
+        super().__init__(family, norm, toks, stats)
+        self.fam = family
+
+    def _cut_before(self, w: Window, a: i64) -> bool:
+        limit: i64 = w.ns if w.move_right else w.b_fixed
+        fam = self.fam
+        ahead = self.norm.slice(a, min(limit, a + fam.ahead_chars))
+        before = self.norm.slice(max(0, a - fam.back()), a)
+        return a + fam.cut_reach(before, ahead) <= limit

@@ -6,6 +6,11 @@ steps that keep their length merged into one aligned row, whose offsets map one 
 re-normalizes from the last step boundary before it to the first one after it, both at least
 `margin` characters away, so that no added token matched before normalizing reaches from outside
 that stretch into the edit; the normalized edit reported is only what changed.
+
+Most documents normalize character by character, each to one character: to itself (NFC of text
+typed in NFC), or to another (capitals under Lowercase). While that lasts nothing is stored, the
+normalized text is read through the original (`derived`), and the first edit that breaks it
+builds the store.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ class StepNorm(Normalization):
     rules: UnicodeSteps
     steps: StepStore
     norm: TextRope
+    # Whether each character normalizes alone, to one character (then steps and norm are empty
+    # and the normalized text is read through the original).
+    derived: bool
     # How far the step boundaries around an edit stay from it (an added token matched before
     # normalizing that holds a boundary then lies on one side of the edit).
     margin: i64
@@ -37,23 +45,37 @@ class StepNorm(Normalization):
         super().__init__(orig)
         self.rules = rules
         self.steps = StepStore()
+        self.norm = TextRope("")
         self.margin = max(1, rules.raw_longest - 1)
-        n: i64 = orig.length()
-        found = rules.normalize(orig.slice(0, n)) if n > 0 else Stretch()
+        text = orig.slice(0, orig.length())
+        found = rules.normalize(text)
+        normalized = found.text()
+        self.derived = rules.by_characters(text, normalized)
+        if not self.derived:
+            self._store(found, normalized)
+
+    def _store(self, found: Stretch, normalized: str) -> None:
+        self.derived = False
         self.steps.replace(0, 0, found.orig_lens, found.norm_lens, found.flags)
-        self.norm = TextRope(found.text())
+        self.norm = TextRope(normalized)
 
     def length(self) -> i64:
+        if self.derived:
+            return self.orig.length()
         return self.norm.length()
 
     def slice(self, start: i64, end: i64) -> str:
         if start >= end:
             return ""
+        if self.derived:
+            return self.rules.characters(self.orig.slice(start, end))
         return self.norm.slice(start, end)
 
     def to_orig(self, pos: i64) -> i64:
         if pos <= 0:
             return 0
+        if self.derived:
+            return min(pos, self.orig.length())
         if pos >= self.norm.length():
             return self.orig.length()
         steps = self.steps
@@ -66,6 +88,8 @@ class StepNorm(Normalization):
     def to_norm(self, off: i64) -> i64:
         if off <= 0:
             return 0
+        if self.derived:
+            return min(off, self.orig.length())
         if off >= self.orig.length():
             return self.norm.length()
         steps = self.steps
@@ -111,6 +135,8 @@ class StepNorm(Normalization):
         delta: i64 = self.orig.length() - old_n
         b0: i64 = self._boundary_down(start - self.margin)
         b1: i64 = self._boundary_up(start + len(text) + self.margin)
+        if self.derived:
+            return self._apply_derived(start, end, start + len(text), b0, b1)
         size: i64 = steps.size()
         # Old rows [k0, k_end) hold the stretch; `head` aligned characters of row k0 stay before
         # it and `tail` of row k_end - 1 after it.
@@ -132,15 +158,26 @@ class StepNorm(Normalization):
         n0: i64 = steps.norm_start(k0) + head
         n1: i64 = steps.norm_start(k_end) - tail
         found = self.rules.normalize(self.orig.slice(b0, b1))
-        rows = Stretch()
-        rows.row(head, head)
-        i: i64 = 0
-        while i < len(found.flags):
-            rows.row(i64(found.orig_lens[i]), i64(found.norm_lens[i]))
-            i += 1
-        rows.row(tail, tail)
+        rows = _rows(head, found, tail)
         steps.replace(k0, k_end, rows.orig_lens, rows.norm_lens, rows.flags)
         return self._replace_text(n0, n1, found.text())
+
+    def _apply_derived(
+        self, start: i64, end: i64, new_end: i64, b0: i64, b1: i64
+    ) -> tuple[i64, i64, i64]:
+        """An edit while each character normalizes alone: if the stretch around it still does,
+        the normalized edit is the edit; otherwise the store of steps begins."""
+        rules = self.rules
+        stretch = self.orig.slice(b0, b1)
+        found = rules.normalize(stretch)
+        normalized = found.text()
+        if rules.by_characters(stretch, normalized):
+            return start, end, new_end
+        n: i64 = self.orig.length()
+        head = rules.characters(self.orig.slice(0, b0))
+        tail = rules.characters(self.orig.slice(b1, n))
+        self._store(_rows(b0, found, n - b1), head + normalized + tail)
+        return b0, b1 - (new_end - end), b0 + len(normalized)
 
     def _replace_text(self, n0: i64, n1: i64, new: str) -> tuple[i64, i64, i64]:
         """Normalized [n0, n1) becomes new; returns the change without what it leaves as it was."""
@@ -193,3 +230,15 @@ class StepNorm(Normalization):
             if hi == n:
                 return n
             span *= 4
+
+
+def _rows(head: i64, found: Stretch, tail: i64) -> Stretch:
+    """found's steps between `head` and `tail` aligned characters (their text left out)."""
+    rows = Stretch()
+    rows.row(head, head)
+    i: i64 = 0
+    while i < len(found.flags):
+        rows.row(i64(found.orig_lens[i]), i64(found.norm_lens[i]))
+        i += 1
+    rows.row(tail, tail)
+    return rows

@@ -57,6 +57,7 @@ MAYBE_STARTERS: Final = frozenset(
     )
 )  # fmt: skip
 COMPOSING: Final = frozenset({"NFC", "NFKC"})
+NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
 FORMS: Final = frozenset({"NFC", "NFD", "NFKC", "NFKD"})
 
 
@@ -206,6 +207,25 @@ class UnicodeSteps:
                 self.outputs[step] = found
         return found
 
+    def characters(self, text: str) -> str:
+        """text with each character normalized alone (by_characters says when that is its
+        normalized text)."""
+        if self.normalizer is None:
+            return text
+        if text.isascii():
+            return text if self.ascii_same else text.lower()
+        parts: list[str] = []
+        for ch in text:
+            parts.append(self.step_text(ch))
+        return "".join(parts)
+
+    def by_characters(self, text: str, normalized: str) -> bool:
+        """Whether `normalized`, the normalized text of text, is each of its characters
+        normalized alone to one character."""
+        if len(normalized) != len(text):
+            return False
+        return self.characters(text) == normalized
+
     def boundary(self, text: str, p: i64) -> bool:
         """Whether a step may begin at text[p] (0 < p < len(text)), judging by text[p - 1] and
         text[p] alone (added tokens aside)."""
@@ -253,24 +273,40 @@ class UnicodeSteps:
         return self.normalize(text).text()
 
     def _plain(self, text: str, out: Stretch) -> None:
-        """Steps of text that holds no added token matched before normalizing."""
+        """Steps of text that holds no added token matched before normalizing: ASCII runs and
+        runs of characters that are steps of themselves go in whole."""
         n: i64 = len(text)
         if text.isascii() or self.normalizer is None:
             out.add(n, self.step_text(text))
             return
-        run: i64 = 0  # where the current run of characters that are steps of themselves began
-        i: i64 = 0
+        same: i64 = 0  # where the current run of steps of themselves began
+        i: i64 = 0  # always a step boundary
         while i < n:
-            j: i64 = i + 1
+            if ord(text[i]) < 128:
+                found = NON_ASCII.search(text, i)
+                j: i64 = n if found is None else found.start()
+                # The last ASCII character's step holds what follows when that is no boundary.
+                end: i64 = j if j == n or self.boundary(text, j) else j - 1
+                if end > i:
+                    if self.ascii_same:
+                        i = end
+                        continue
+                    self._flush(text, same, i, out)
+                    out.add(end - i, self.step_text(text[i:end]))
+                    i = end
+                    same = i
+                    continue
+            j = i + 1
             while j < n and not self.boundary(text, j):
                 j += 1
-            if j == i + 1 and (self.mark(text[i]) & SELF) != 0:
-                i = j
-                continue
-            if run < i:
-                out.add(i - run, text[run:i])
-            out.add(j - i, self.step_text(text[i:j]))
+            if j > i + 1 or (self.mark(text[i]) & SELF) == 0:
+                self._flush(text, same, i, out)
+                out.add(j - i, self.step_text(text[i:j]))
+                same = j
             i = j
-            run = j
-        if run < n:
-            out.add(n - run, text[run:n])
+        self._flush(text, same, n, out)
+
+    def _flush(self, text: str, start: i64, end: i64, out: Stretch) -> None:
+        """Characters [start, end), each a step of itself."""
+        if end > start:
+            out.add(end - start, text[start:end])

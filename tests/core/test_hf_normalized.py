@@ -330,6 +330,23 @@ def test_an_edit_reports_only_what_it_changed_in_the_normalized_text() -> None:
         assert norm.to_orig(norm.to_norm(off)) == off
 
 
+def test_text_normalized_character_by_character_is_read_through_the_original() -> None:
+    """Under Lowercase, "Hello" normalizes character by character: nothing is stored until an
+    edit brings a character that does not (İ lower-cases to two), and the normalized text stays
+    the library's through both."""
+    lower = normalizers.Lowercase()
+    steps = UnicodeSteps(lower, [lower], ["Lowercase"], [])
+    text = "Hello Wörld ΣΑΣ"
+    norm = StepNorm(TextRope(text), steps)
+    assert norm.derived and norm.steps.size() == 0
+    for start, end, new, derived in [(0, 1, "J", True), (6, 7, "İ", False), (0, 2, "ǅ", False)]:
+        norm.apply(start, end, new)
+        text = text[:start] + new + text[end:]
+        assert norm.derived == derived
+        assert norm.slice(0, norm.length()) == lower.normalize_str(text)
+        assert norm.to_norm(len(text)) == norm.length()
+
+
 def test_a_long_document_of_every_kind_opens_as_the_library_encodes_it(
     normalized_judges: dict[str, Judge], botchan: str
 ) -> None:
