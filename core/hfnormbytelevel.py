@@ -2,7 +2,7 @@
 Sequence of them (GPT-NeoX-20B, Pythia, RWKV-4, StableLM: NFC), edited by pre-tokens.
 
 The library normalizes the text, then pre-tokenizes the normalized text and encodes each
-pre-token. The document's normalized text is kept in step step by step (tokenline.core.stepnorm)
+pre-token. The document's normalized text is kept in step with its edits (tokenline.core.stepnorm)
 and the byte-level machinery (tokenline.core.bytelevel, tokenline.core.pretokenedges) works on it
 unchanged. Added tokens are segments of their own here, matched as the library matches them
 (tokenline.core.addedsplit): a window's cuts are those of the pre-tokens between added tokens,

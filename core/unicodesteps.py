@@ -56,6 +56,10 @@ MAYBE_STARTERS: Final = frozenset(
         0x11357, 0x114B0, 0x114BA, 0x114BD, 0x115AF, 0x11930,
     )
 )  # fmt: skip
+# Steps whose normalized text is kept, per model: short ones, up to a bound (text repeats its
+# characters; a text of endless new mark sequences should not grow the cache without end).
+CACHED_STEP_CHARS: Final = 16
+CACHED_STEPS: Final = 1 << 16
 COMPOSING: Final = frozenset({"NFC", "NFKC"})
 NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
 FORMS: Final = frozenset({"NFC", "NFD", "NFKC", "NFKD"})
@@ -203,7 +207,7 @@ class UnicodeSteps:
         found = self.outputs.get(step)
         if found is None:
             found = str(self.normalizer.normalize_str(step))
-            if len(step) <= 16:
+            if len(step) <= CACHED_STEP_CHARS and len(self.outputs) < CACHED_STEPS:
                 self.outputs[step] = found
         return found
 
