@@ -206,6 +206,6 @@ class NormalizedEdges(PreTokenEdges):
     def _cut_before(self, w: Window, a: i64) -> bool:
         limit: i64 = w.ns if w.move_right else w.b_fixed
         fam = self.fam
-        ahead = self.norm.slice(a, min(limit, a + fam.ahead_chars))
-        before = self.norm.slice(max(0, a - fam.back()), a)
-        return a + fam.cut_reach(before, ahead) <= limit
+        lo: i64 = max(0, a - fam.back())
+        text = self.norm.slice(lo, min(limit, a + fam.ahead_chars))
+        return a + fam.cut_reach(text[: a - lo], text[a - lo :]) <= limit

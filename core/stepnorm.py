@@ -133,6 +133,8 @@ class StepNorm(Normalization):
         old_n: i64 = self.orig.length()
         self.orig.replace(start, end, text)
         delta: i64 = self.orig.length() - old_n
+        if self.derived and text.isascii() and self._ascii_steps(start, start + len(text)):
+            return start, end, start + len(text)
         b0: i64 = self._boundary_down(start - self.margin)
         b1: i64 = self._boundary_up(start + len(text) + self.margin)
         if self.derived:
@@ -161,6 +163,23 @@ class StepNorm(Normalization):
         rows = _rows(head, found, tail)
         steps.replace(k0, k_end, rows.orig_lens, rows.norm_lens, rows.flags)
         return self._replace_text(n0, n1, found.text())
+
+    def _ascii_steps(self, start: i64, new_end: i64) -> bool:
+        """Whether ASCII text written over [start, new_end) is steps of its own characters (a
+        step begins at each end of it, and no added token matched before normalizing is near),
+        so that the text still normalizes character by character."""
+        rules = self.rules
+        reach: i64 = max(1, rules.raw_longest)
+        lo: i64 = max(0, start - reach)
+        around = self.orig.slice(lo, min(self.orig.length(), new_end + reach))
+        i: i64 = start - lo
+        j: i64 = new_end - lo
+        n: i64 = len(around)
+        if (0 < i < n and not rules.boundary(around, i)) or (
+            0 < j < n and not rules.boundary(around, j)
+        ):
+            return False
+        return rules.raw_rx is None or rules.raw_rx.search(around) is None
 
     def _apply_derived(
         self, start: i64, end: i64, new_end: i64, b0: i64, b1: i64

@@ -122,6 +122,8 @@ class UnicodeSteps:
     ascii_same: bool
     marks: bytearray
     outputs: dict[str, str]
+    # Characters looked at that a step of them alone changes, and what it makes of them.
+    alone: dict[int, str]
     # Contents of the added tokens matched before normalizing, their pattern (longest first,
     # None: there are none), and the longest one's length.
     raw: list[str]
@@ -140,6 +142,10 @@ class UnicodeSteps:
         self.ascii_same = "Lowercase" not in forms
         self.marks = bytearray(0x110000)
         self.outputs = {}
+        self.alone = {}
+        if not self.ascii_same:
+            for cp in range(ord("A"), ord("Z") + 1):
+                self.alone[cp] = chr(cp).lower()
         self.raw = raw
         self.raw_index = {}
         for content in raw:
@@ -170,8 +176,11 @@ class UnicodeSteps:
         out: i64 = LOOKED | (KNOWN if known else 0)
         if known and self._starts_step(ch):
             out |= STARTS_STEP
-        if self.step_text(ch) == ch:
+        alone = self.step_text(ch)
+        if alone == ch:
             out |= SELF
+        else:
+            self.alone[ord(ch)] = alone
         return out
 
     def _starts_step(self, ch: str) -> bool:
@@ -218,10 +227,11 @@ class UnicodeSteps:
             return text
         if text.isascii():
             return text if self.ascii_same else text.lower()
-        parts: list[str] = []
+        marks = self.marks
         for ch in text:
-            parts.append(self.step_text(ch))
-        return "".join(parts)
+            if marks[ord(ch)] == 0:
+                self.mark(ch)
+        return text.translate(self.alone)
 
     def by_characters(self, text: str, normalized: str) -> bool:
         """Whether `normalized`, the normalized text of text, is each of its characters
