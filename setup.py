@@ -14,10 +14,10 @@ from setuptools import setup
 
 HERE = Path(__file__).parent.resolve()
 # Modules compiled with mypyc: everything an edit or a lookup runs through. Interpreted, on
-# purpose: __init__ (so that COMPILED can look at the compiled modules), loader, hfloader and
-# tiktokenloader (run once per model, through protobuf's, tokenizers' and tiktoken's untyped code)
-# resolve, catalog and tiktokencache (run once per model load or listing and only look at the
-# file system): compiling them would buy nothing.
+# purpose: __init__ (so that COMPILED can look at the compiled modules), loader, hfloader,
+# hfnormloader and tiktokenloader (run once per model, through protobuf's, tokenizers' and
+# tiktoken's untyped code), resolve, catalog and tiktokencache (run once per model load or listing
+# and only look at the file system): compiling them would buy nothing.
 COMPILED_MODULES = [
     # The engine: what document.py reaches, naming no family.
     "fenwick",
@@ -52,6 +52,11 @@ COMPILED_MODULES = [
     "stretchlayout",
     "prefixnorm",
     "hfbpe",
+    "unicodesteps",
+    "stepnorm",
+    "addedsplit",
+    "hfnormbytelevel",
+    "hfwordlevel",
 ]
 
 

@@ -14,6 +14,7 @@ model Tokenline re-encodes whole on every edit gets fewer edits: each series of 
 after `--budget` seconds.
 
     TIKTOKEN_CACHE_DIR=... python benchmarks/bench_families.py [--quick] [--models o200k_base,...]
+        [--corpus text.txt]
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from tokenline.core import COMPILED, Document, Model, load_model
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent / "tests" / "data" / "botchan.txt"
+# GPT-NeoX-20B's own tokenizer.json (Apache-2.0), a real file of the NFC byte-level layout.
+NEOX = HERE.parent / "tests" / "data" / "tokenizers" / "gpt-neox-20b" / "tokenizer.json"
 PHI3 = HERE.parent / "tests" / "data" / "tokenizers" / "phi-3-mini" / "tokenizer.json"
 
 
@@ -58,6 +61,7 @@ DEFAULT_MODELS = ",".join(
         str(tekken_file()),
         *(f"hf:{name}" for name in trained_models.LAYOUTS),
         str(PHI3),
+        str(NEOX),
     ]
 )
 TARGETS = {"median_us": 30.0, "flatness": 1.5, "speedup_1mb": 1000.0, "blob_ms": 1.0, "open": 1.3}
@@ -230,11 +234,14 @@ def main() -> int:
     parser.add_argument("--out", default=str(HERE / "results"))
     parser.add_argument("--quick", action="store_true", help="10 KB and 1 MB, fewer runs")
     parser.add_argument(
+        "--corpus", default=str(CORPUS), help="the text documents repeat (default: Botchan)"
+    )
+    parser.add_argument(
         "--budget", type=float, default=60.0, help="seconds per series of edits (at least 5)"
     )
     args = parser.parse_args()
     run = runinfo.start()
-    prose = CORPUS.read_text(encoding="utf-8")
+    prose = Path(args.corpus).read_text(encoding="utf-8")
     sizes = [10_000, 1_000_000] if args.quick else [10_000, 1_000_000, 10_000_000]
     edits, runs = (300, 3) if args.quick else (2000, 5)
     rows, blobs, modes = [], [], []

@@ -1,9 +1,11 @@
 """Hugging Face tokenizer.json files for the benchmarks, trained on Botchan in well under a second.
 
-No real tokenizer.json is at hand offline, so bench_families trains four with the `tokenizers`
+No real tokenizer.json is at hand offline, so bench_families trains them with the `tokenizers`
 trainers in the layouts of common models: Llama 3's byte-level BPE (GPT-4's pattern split, then
 ByteLevel, ignore_merges), Llama 2's BPE (Prepend + Replace normalizer, byte fallback), BERT's
-lower-casing WordPiece and T5's Unigram with Metaspace. The
+lower-casing WordPiece, T5's Unigram with Metaspace, GPT-NeoX's NFC byte-level BPE with its runs
+of spaces as added tokens, byte-level BPE after NFKD and Lowercase, and a lower-casing WordLevel
+model. The
 vocabularies are as large as Botchan allows (VOCAB), so that tokens are whole words, as in the
 real files. Each file is the same on every run (the trainers alone are not: see
 bert_wordpiece and _canonical_unigram).
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, trainers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, trainers
 from tokenizers import pre_tokenizers as pre
 
 # GPT-4's pre-tokenizer pattern as Llama 3's tokenizer.json writes it (tokenline's CL100K_OLD).
@@ -132,12 +134,54 @@ def t5_unigram(lines: list[str]) -> tuple[Tokenizer, Any]:
     return tok, trainer
 
 
+NEOX_SPECIALS = ["<|endoftext|>", "<|padding|>"]
+# GPT-NeoX's added tokens besides its specials: runs of 24 spaces down to 2, matched after NFC.
+NEOX_SPACES = [" " * n for n in range(24, 1, -1)]
+
+
+def neox_style(lines: list[str]) -> tuple[Tokenizer, Any]:
+    """GPT-NeoX-20B's layout (also Pythia's, RWKV-4's, StableLM's): NFC, then GPT-2's byte-level
+    pre-tokenizer and BPE; its runs of spaces are added after training (see train)."""
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB,
+        special_tokens=NEOX_SPECIALS,
+        initial_alphabet=pre.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    return tok, trainer
+
+
+def nfkd_lower_style(lines: list[str]) -> tuple[Tokenizer, Any]:
+    """Llama 3's layout after NFKD and Lowercase (every capital a step of its own)."""
+    tok, trainer = llama3_style(lines)
+    tok.normalizer = normalizers.Sequence([normalizers.NFKD(), normalizers.Lowercase()])
+    return tok, trainer
+
+
+def wordlevel_style(lines: list[str]) -> tuple[Tokenizer, Any]:
+    """A WordLevel model of lower-cased words and punctuation (the Whitespace pre-tokenizer)."""
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre.Whitespace()
+    trainer = trainers.WordLevelTrainer(
+        vocab_size=VOCAB, special_tokens=["[UNK]", "[PAD]"], show_progress=False
+    )
+    return tok, trainer
+
+
 # name -> its untrained tokenizer and trainer (bench_families takes them as `hf:<name>`).
 LAYOUTS: dict[str, Callable[[list[str]], tuple[Tokenizer, Any]]] = {
     "llama3-style": llama3_style,
     "llama2-style": llama2_style,
     "bert-wordpiece": bert_wordpiece,
     "t5-unigram": t5_unigram,
+    "neox-style": neox_style,
+    "nfkd-lower-style": nfkd_lower_style,
+    "wordlevel-style": wordlevel_style,
 }
 
 
@@ -147,6 +191,8 @@ def train(name: str, corpus: Path, out_dir: Path) -> Path:
     lines = corpus.read_text(encoding="utf-8").splitlines()
     tok, trainer = LAYOUTS[name](lines)
     tok.train_from_iterator(lines, trainer)
+    if name == "neox-style":
+        tok.add_tokens([AddedToken(run, normalized=True) for run in NEOX_SPACES])
     path = out_dir / name / "tokenizer.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tok.save(str(path))

@@ -60,13 +60,15 @@ def _layout(spec: dict[str, Any]) -> tuple[str, bool, bool, int] | None:
         else (norm.get("normalizers") if norm.get("type") == "Sequence" else [norm])
     )
     for node in members or []:
-        kind = node.get("type") if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            return None
+        kind = node.get("type")
         if kind == "Prepend" and not prepend:
             prepend = True
-            markers.add(node.get("prepend"))
+            markers.add(str(node.get("prepend")))
         elif kind == "Replace" and node.get("pattern") == {"String": " "} and not replace:
             replace = True
-            markers.add(node.get("content"))
+            markers.add(str(node.get("content")))
         else:
             return None
     scheme = NO_METASPACE

@@ -12,6 +12,7 @@ from typing import Any
 from librt.vecs import vec
 from mypy_extensions import u8
 
+from tokenline.core import hfnormloader
 from tokenline.core.family import Family
 from tokenline.core.hfbpeloader import llama_family, llama_rules
 from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPreTokens
@@ -50,11 +51,14 @@ def load_hf_json(text: str, path: str = "<json>", parsed: Any = None) -> Model:
     vocab, inserted = _vocabulary(tok, spec)
     pattern, why = _piece_pattern(spec)
     rules, unless = llama_rules(spec, tok)
+    words, words_why = hfnormloader.word_level(tok, spec, vocab)
     family: Family
     if pattern is not None:
         family = _byte_level_family(tok, spec, vocab, pattern)
     elif rules is not None:
         family = llama_family(tok, spec, vocab, rules)
+    elif words is not None:
+        family = words
     else:
         hf = HFFamily(vocab, tok, inserted)
         marker = _metaspace_marker(spec)
@@ -75,8 +79,8 @@ def load_hf_json(text: str, path: str = "<json>", parsed: Any = None) -> Model:
             hf.mode_note = f"tokenizer.json models re-encode whole unless {unless}"
         elif model_type in ("Unigram", "BPE") and marker:
             hf.mode_note = f"tokenizer.json models re-encode whole unless {NOT_SPACES}"
-        elif why:
-            hf.mode_note = f"tokenizer.json models re-encode whole unless {why}"
+        elif why or words_why:
+            hf.mode_note = f"tokenizer.json models re-encode whole unless {why or words_why}"
         family = hf
     return Model(display_name(path), path, MODEL_TYPES[model_type], family)
 
@@ -85,9 +89,8 @@ def load_hf_json(text: str, path: str = "<json>", parsed: Any = None) -> Model:
 NOT_PIECES = {
     "pre": "byte-level with a pattern known to read only a few characters past each cut",
     "prefix": "byte-level without a space added before the text",
-    "normalizer": "byte-level with no normalizer",
     "model": "byte-level BPE without dropout, word prefixes or suffixes",
-    "bytes": "byte-level with all 256 bytes in the vocabulary",
+    "bytes": "byte-level with every byte UTF-8 uses in the vocabulary",
     "added": "byte-level with added tokens matched as written (no lstrip, rstrip, single_word)",
 }
 
@@ -97,8 +100,9 @@ def _piece_pattern(spec: dict[str, Any]) -> tuple[str | None, str]:
     why not ("" for files that are not byte-level BPE). The library's encode of such a file is
     its pre-tokenizer's pieces, each encoded alone by its BPE model: a ByteLevel pre-tokenizer
     with GPT-2's pattern, or a Split by a known pattern then ByteLevel without one; no
-    normalizer, no prefix space, a BPE without dropout and with every byte a token (no unknown
-    token), and added tokens matched as written."""
+    normalizer or one kept in step (hfnormloader), no prefix space, a BPE without dropout and
+    with every byte UTF-8 uses a token (no unknown token), and added tokens matched as
+    written."""
     model = spec["model"]
     if model.get("type") != "BPE" or not _uses(spec, "ByteLevel"):
         return None, ""
@@ -108,13 +112,14 @@ def _piece_pattern(spec: dict[str, Any]) -> tuple[str | None, str]:
     pattern, prefix = found
     if prefix:
         return None, NOT_PIECES["prefix"]
-    norm = spec.get("normalizer")
-    if norm is not None and norm != {"type": "Sequence", "normalizers": []}:
-        return None, NOT_PIECES["normalizer"]
+    if hfnormloader.normalizer_problem(spec):
+        return None, hfnormloader.normalizer_problem(spec)
     if any(model.get(k) for k in ("dropout", "continuing_subword_prefix", "end_of_word_suffix")):
         return None, NOT_PIECES["model"]
     vocab = model.get("vocab")
-    if not isinstance(vocab, dict) or any(c not in vocab for c in _byte_decoder()):
+    # UTF-8 never uses 0xC0, 0xC1 or 0xF5 and above (GPT-NeoX's vocabulary lacks them).
+    used = [c for c, b in _byte_decoder().items() if b < 0xF5 and b not in (0xC0, 0xC1)]
+    if not isinstance(vocab, dict) or any(c not in vocab for c in used):
         return None, NOT_PIECES["bytes"]
     loose = ("lstrip", "rstrip", "single_word")
     for a in spec.get("added_tokens") or []:
@@ -174,6 +179,9 @@ def _byte_level_family(tok: Any, spec: dict[str, Any], vocab: Vocabulary, patter
         by_id.append(bytes(decoder[c] for c in piece) if plain_piece else b"")
         added.append(1 if i in added_ids else 0)
     coder = HFCoder(tok, plain, ignore, table, by_id)
+    if hfnormloader.unicode_forms(spec.get("normalizer")):
+        kind = run_class(pattern)
+        return hfnormloader.byte_level(tok, spec, vocab, pattern, coder, vec[u8](added), kind)
     pieces = LibraryPreTokens(pattern, tok.pre_tokenizer)
     family = HFByteLevelFamily(vocab, coder, pieces, vec[u8](added))
     family.use_runs(run_class(pattern))

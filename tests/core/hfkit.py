@@ -75,6 +75,16 @@ PIECEWISE = {
     "untyped-bl-gpt2",
 }
 IGNORE_MERGES = {"bl-gpt2-ignore", "bl-llama3", "bl-tekken-ignore"}
+# Byte-level BPE files after a Unicode normalizer, their normalized text kept in step and edited
+# piece by piece; WordLevel files, edited by windows of whole words.
+NORMALIZED_PIECEWISE = {
+    "bl-gpt2-nfc",
+    "bl-qwen2-nfc",
+    "bl-gpt4-nfkc",
+    "bl-gpt2-nfd-lower",
+    "bl-o200k-nfkd",
+}
+WORD_LEVEL = {"wordlevel", "wordlevel-wsplit-lower", "wordlevel-bert-nfkc", "untyped-wordlevel"}
 SPECIALS = ["<|endoftext|>", "[CLS]", "[SEP]"]
 # Added tokens that are not special (matched in text like special ones, shown as ordinary).
 PLAIN_ADDED = ["<tool>", "</tool>"]

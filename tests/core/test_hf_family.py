@@ -38,6 +38,9 @@ from tokenline.core.hfloader import load_hf_json
 from tokenline.core.resolve import is_repo_id
 
 PIECEWISE = sorted(hfkit.PIECEWISE)
+# Byte-level models whose tokens of one character form one group. Not so NORMALIZED_PIECEWISE:
+# where a normalizer makes several characters of one (NFD's "é", NFKC's "ﬁ"), each is a character
+# of the normalized text, with tokens of its own (the first covering nothing of the original).
 BYTE_LEVEL = [*PIECEWISE, "bl-gpt2-prefix-nfc"]
 # Byte-level models that neither normalize nor insert: a token's length is the number of
 # characters whose first byte it holds.
@@ -516,11 +519,11 @@ def test_unknown_patterns_and_prefix_spaces_re_encode_whole(
     cl100k["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = pretokens.CL100K
     prefix = json.loads(json.dumps(base))
     prefix["pre_tokenizer"]["pretokenizers"][1]["add_prefix_space"] = True
-    nfc = json.loads(json.dumps(base))
-    nfc["normalizer"] = {"type": "NFC"}
+    accents = json.loads(json.dumps(base))
+    accents["normalizer"] = {"type": "StripAccents"}
     lstrip = json.loads(json.dumps(base))
     lstrip["added_tokens"][-1]["lstrip"] = True
-    for name, spec in [("odd", odd), ("cl100k", cl100k), ("prefix", prefix), ("nfc", nfc)]:
+    for name, spec in [("odd", odd), ("cl100k", cl100k), ("prefix", prefix), ("accents", accents)]:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(spec), encoding="utf-8")
         model = load_model(path)
@@ -546,12 +549,14 @@ def test_unknown_patterns_and_prefix_spaces_re_encode_whole(
         ("wp-cased-accents", "wordpiece (tokenizer.json)"),
         ("unigram", "unigram (tokenizer.json)"),
         ("wordlevel", "wordlevel (tokenizer.json)"),
+        ("bl-gpt2-nfc", "bpe (tokenizer.json)"),
     ],
 )
 def test_model_type_and_mode(judges: dict[str, Judge], name: str, kind: str) -> None:
     model = judges[name].model
     assert model.model_type == kind
-    if name in hfkit.WORD_WINDOWED | hfkit.PIECEWISE | hfkit.SPACE_WINDOWED:
+    windowed = hfkit.WORD_WINDOWED | hfkit.PIECEWISE | hfkit.SPACE_WINDOWED | hfkit.WORD_LEVEL
+    if name in windowed | hfkit.NORMALIZED_PIECEWISE:
         assert model.incremental and model.mode_note == "incremental"
     else:
         assert not model.incremental and "re-encode whole" in model.mode_note
@@ -579,7 +584,7 @@ def test_token_kinds(judges: dict[str, Judge]) -> None:
     assert llama.model.token_kind(llama.ref.token_to_id("<0x41>")) == TOKEN_BYTE
 
 
-@pytest.mark.parametrize("name", [*BYTE_LEVEL, "llama-style"])
+@pytest.mark.parametrize("name", [*BYTE_LEVEL, "bl-gpt2-nfc", "bl-gpt2-nfd-lower", "llama-style"])
 def test_a_split_character_is_one_group(judges: dict[str, Judge], name: str) -> None:
     text = "a 𝔘\u4e2d"  # characters the models have no single piece for
     doc = Document(judges[name].model, text)
