@@ -204,9 +204,11 @@ def size_experiment(
     lat_wall: list[float] = []
     for _ in range(edits):
         start, end, new = token_edit(doc, rng)
+        old = doc.slice(start, end)
         cpu, wall = both_clocks(doc.edit, start, end, new)
         lat.append(cpu)
         lat_wall.append(wall)
+        doc.edit(start, start + len(new), old)  # undo, untimed: the text stays what it was
     exact = doc.ids() == sp.encode(doc.text)
     bpt, ntok = memory_per_token(model_path, text)
     full = statistics.median(opens_sp)
