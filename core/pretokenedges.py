@@ -232,31 +232,7 @@ class PreTokenEdges(Edges):
         return True
 
     def _sync(self, pos: i64, down: bool, shift: i64, span: i64 = KNOW_MARGIN) -> i64:
-        """A surely-cut offset at or before pos (down) or at or after it, else 0 or the end;
-        old offsets, whose text is the current text `shift` further on. The search reads `span`
-        characters first, twice as many each time that finds none."""
-        total: i64 = self.norm.length() - shift
-        while True:
-            if down:
-                if pos <= 0:
-                    return 0
-                a: i64 = max(0, pos - span)
-                found: i64 = self.family.sync_in(self.norm.slice(a + shift, pos + 1 + shift), True)
-                if found >= 0:
-                    return a + found
-                if a == 0:
-                    return 0
-            else:
-                if pos >= total:
-                    return total
-                b: i64 = min(total, pos + span)
-                lo: i64 = pos - 1 if pos > 0 else 0
-                found = self.family.sync_in(self.norm.slice(lo + shift, b + shift), False)
-                if found >= 0:
-                    return lo + found
-                if b == total:
-                    return total
-            span *= 2
+        return sure_cut(self.family, self.norm, pos, down, shift, span)
 
     # -- edits -------------------------------------------------------------------------------
 
@@ -440,6 +416,36 @@ class PreTokenEdges(Edges):
         limit: i64 = w.ns if w.move_right else w.b_fixed
         ahead: str = self.norm.slice(a, min(limit, a + self.family.ahead_chars))
         return a + self.family.reach_after(ahead) <= limit
+
+
+def sure_cut(
+    family: PreTokenFamily, norm: Normalization, pos: i64, down: bool, shift: i64, span: i64
+) -> i64:
+    """A surely-cut offset at or before pos (down) or at or after it, else 0 or the end; old
+    offsets, whose text is the current text `shift` further on. The search reads `span`
+    characters first, twice as many each time that finds none."""
+    total: i64 = norm.length() - shift
+    while True:
+        if down:
+            if pos <= 0:
+                return 0
+            a: i64 = max(0, pos - span)
+            found: i64 = family.sync_in(norm.slice(a + shift, pos + 1 + shift), True)
+            if found >= 0:
+                return a + found
+            if a == 0:
+                return 0
+        else:
+            if pos >= total:
+                return total
+            b: i64 = min(total, pos + span)
+            lo: i64 = pos - 1 if pos > 0 else 0
+            found = family.sync_in(norm.slice(lo + shift, b + shift), False)
+            if found >= 0:
+                return lo + found
+            if b == total:
+                return total
+        span *= 2
 
 
 # -- the old tokens' pre-tokens, from their join flags ----------------------------------------
