@@ -261,6 +261,20 @@ def vscode() -> str:
             f"| {stat(r, 'status', 'median')} | {stat(r, 'status', 'p90')} "
             f"| {'yes' if r['coloured'] else 'no'} |"
         )
+    steps = [r for r in rows if r.get("open_steps", {}).get("status_sent_ms") is not None]
+    if steps:
+        lines += [
+            "",
+            "| file | colours | the editor shows the text | didOpen reaches the server "
+            "| the server sends the status | the count shows |",
+            "| --- | --- | ---: | ---: | ---: | ---: |",
+        ]
+        for r in steps:
+            at = r["open_steps"]
+            lines.append(
+                f"| {r['file']} | {'on' if r['colours'] else 'off'} | {ms(at['editor_ms'])} "
+                f"| {ms(at['at_server_ms'])} | {ms(at['status_sent_ms'])} | {ms(r['open_ms'])} |"
+            )
     p90 = {r["colours"]: r["echo"]["p90"] for r in rows if r["file"] == "1 MB" and r["echo"]}
     ratio = times(p90[True] / p90[False]) if len(p90) == 2 else "—"
     lines += [

@@ -792,6 +792,8 @@ async function quickOpen(text, wait = 800) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 10000 });
   await input.fill(text);
+  // Enter before the file is listed would open nothing.
+  await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first().waitFor({ timeout: T });
   await page.waitForTimeout(wait);
   await page.keyboard.press('Enter');
 }
