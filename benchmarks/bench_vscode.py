@@ -54,7 +54,7 @@ KEYS = 60
 INTERVAL_MS = 120
 SERVER_LINE = re.compile(
     r"^(\S+ \S+) DEBUG tokenline.server: (?:Content length: (\d+)"
-    r"|didOpen \S+/([^/\s]+): \d+ characters, status sent)"
+    r"|didOpen \S+/([^/\s]+): \d+ characters, status sent in [\d.]+ ms, cpu ([\d.]+) ms)"
 )
 TARGETS = {"open_1mb_s": 0.4, "open_5mb_s": 1.3, "echo_p90_colours_ratio": 1.2}
 
@@ -156,7 +156,7 @@ def session(
 
 def server_times(log: Path) -> dict[str, dict[str, float]]:
     """From the server's DEBUG log: per file opened, when (epoch ms) the header of its didOpen
-    came in and when its status went out."""
+    came in and when its status went out, and the CPU time its handler took (ms)."""
     out: dict[str, dict[str, float]] = {}
     header = 0.0
     for line in log.read_text(errors="replace").splitlines() if log.is_file() else []:
@@ -167,7 +167,7 @@ def server_times(log: Path) -> dict[str, dict[str, float]]:
         if m[2]:
             header = when
         else:
-            out[m[3]] = {"header": header, "sent": when}
+            out[m[3]] = {"header": header, "sent": when, "cpu": float(m[4])}
     return out
 
 
@@ -193,6 +193,7 @@ def measure(steps: dict[str, Any], server: dict[str, Any], files: Files) -> dict
         if at and opened["enter_epoch_ms"] is not None:
             opened["at_server_ms"] = at["header"] - opened["enter_epoch_ms"]
             opened["status_sent_ms"] = at["sent"] - opened["enter_epoch_ms"]
+            opened["server_cpu_ms"] = at["cpu"]
         row: dict[str, Any] = {"open": opened, "coloured": coloured(step)}
         if name in files.plans:
             row["typing"] = typing_timing.typing_times(step["typing"], files.plans[name])
@@ -213,7 +214,7 @@ def summary(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
             opens = [r["open"]["correct_count_ms"] for r in runs]
             steps = {
                 f"{k}_ms": _median([r["open"].get(f"{k}_ms") for r in runs])
-                for k in ("editor", "at_server", "status_sent")
+                for k in ("editor", "at_server", "status_sent", "server_cpu")
             }
             typed = [r["typing"] for r in runs if "typing" in r]
             rows.append(
