@@ -36,7 +36,7 @@ from tokenline.server.dispatch import Features, logged
 from tokenline.server.feature import Change, DocState, Feature, Handler, Host
 from tokenline.server.hover import HoverFeature
 from tokenline.server.idle import IdleWork
-from tokenline.server.memory import LARGE, give_back
+from tokenline.server.memory import LARGE, give_back, settle
 from tokenline.server.models import ModelsFeature
 from tokenline.server.positions import unit_of
 from tokenline.server.sections import SectionsFeature
@@ -99,6 +99,8 @@ class TokenlineServer(LanguageServer):
         # Work done while no input waits: finishing openings, whole re-encodes (idle.py).
         self.idle = IdleWork()
         self.store = DocumentStore(self.idle, self.caught_up)
+        # Models whose documents' heap the collector has settled (memory.settle).
+        self._settled: set[int] = set()
         # The features whose data makes a document's settings and model.
         self.configuration = ConfigurationFeature(self)
         self.project = ProjectFeature(self)
@@ -206,7 +208,7 @@ class TokenlineServer(LanguageServer):
         self.features.each("document_opened", st)
         self.pending.discard(uri)
         self.features.each("publish", st)
-        self.give_back_later(int(st.doc.length()))
+        self.give_back_later(int(st.doc.length()), new_model=id(model) not in self._settled)
         log.debug(
             "didOpen %s: %d characters, status sent in %.1f ms, cpu %.1f ms",
             uri,
@@ -236,13 +238,16 @@ class TokenlineServer(LanguageServer):
         self.features.each("document_changed", st, change)
         self.mark(st.uri)
 
-    def give_back_later(self, chars: int) -> None:
-        """After opening or closing a document of `chars` characters: in idle time, once the
-        message is gone too, hands the heap's free pages back when it was large (memory.py)."""
-        if chars >= LARGE:
+    def give_back_later(self, chars: int, new_model: bool = False) -> None:
+        """After opening or closing a document of `chars` characters, or a model's first
+        document: in idle time, once the message is gone too, hands the heap's free pages back
+        when it was large and settles the collector's heap (memory.py)."""
+        if chars >= LARGE or new_model:
             self.idle.add("give back", "", self._give_back)
 
     def _give_back(self) -> bool:
+        settle()
+        self._settled.update(id(st.doc.model) for st in self.store)
         give_back()
         return False  # one slice
 
