@@ -167,7 +167,9 @@ class CatchUp:
         start = time.perf_counter()
         st.doc = Document(st.doc.model, text)
         seconds = time.perf_counter() - start
-        log.info("%s: encoded in idle time in %.0f ms, version %s", st.uri, seconds * 1e3, st.version)
+        log.info(
+            "%s: encoded in idle time in %.0f ms, version %s", st.uri, seconds * 1e3, st.version
+        )
         self.took(st, seconds, text)
         self._caught_up(st, EVERYTHING)
 

@@ -31,6 +31,7 @@ from tokenline.server.chatlines import (
     BLANK,
     LineTable,
     Record,
+    SegmentBiller,
     WholeFile,
     counted_line,
     located_line,
@@ -56,10 +57,12 @@ CHAT = "chat"
 WHOLE_CHECK_CHARS = 4_000_000
 # Documents up to this long with a chat file's suffix are checked again after each change.
 RECHECK_CHARS = 100_000
+# JSONL files up to this long are counted whole when they open (the first status is whole).
+EAGER_OPEN_CHARS = 100_000
 # Changed lines counted in the didChange itself (more wait for idle time).
 EAGER_LINES = 8
 # Lines read at once when counting in idle time.
-IDLE_READ = 16
+IDLE_READ = 256
 # The status is published this often while totals are counted in idle time.
 PROGRESS_SECONDS = 0.5
 # At most this many lines of a range are answered (a client that asks for a whole large file).
@@ -78,6 +81,9 @@ class ChatDoc:
     table: LineTable | None = None
     whole: WholeFile | None = None
     published: float = field(default_factory=time.monotonic)
+    # Lines read ahead by idle counting: the first one's number and their texts (dropped when
+    # the text changes).
+    ahead: tuple[int, list[str]] = (0, [])
 
 
 def kind_of(uri: str, text: str) -> str | None:
@@ -133,10 +139,7 @@ class ChatFeature(Feature):
 
     def document_opened(self, st: DocState) -> None:
         self._docs.pop(st.uri, None)
-        if st.uri in self._kinds:
-            kind = self._kinds.pop(st.uri)
-        else:
-            kind = self._kind_from_text(st.uri)
+        kind = self._kinds.pop(st.uri) if st.uri in self._kinds else self._kind_from_text(st.uri)
         self._start(st, kind)
 
     def text_changed(self, st: DocState, change: Change) -> None:
@@ -148,6 +151,7 @@ class ChatFeature(Feature):
             doc.whole.changed()
             return
         assert doc.table is not None
+        doc.ahead = (0, [])
         text = self.host.text(st.uri)
         fresh = doc.table.shift(change.head, change.tail, text.line_count())
         if len(fresh) <= EAGER_LINES:
@@ -194,6 +198,9 @@ class ChatFeature(Feature):
         else:
             doc.whole = WholeFile(kind)
         self._docs[st.uri] = doc
+        text = self.host.text(st.uri)
+        if doc.table is not None and text.length() <= EAGER_OPEN_CHARS:
+            self._count_now(doc, text, 0, len(doc.table))
         self._schedule(st.uri, doc)
 
     def _biller(self, model: Model) -> ChatBiller | None:
@@ -201,7 +208,7 @@ class ChatFeature(Feature):
         if found is not None and found[0] is model:
             return found[1]
         try:
-            biller = ChatBiller.for_model(model)
+            biller = SegmentBiller.for_model(model)
         except Exception:
             log.exception("%s: chat files cannot be counted with this model", model.name)
             return None
@@ -226,23 +233,24 @@ class ChatFeature(Feature):
         table = doc.table
         if table is None or self._docs.get(uri) is not doc:
             return False
-        text = self.host.text(uri)
         deadline = time.perf_counter() + SLICE_SECONDS
         line = table.next_waiting()
         while line >= 0 and time.perf_counter() < deadline:
-            end = min(len(table), line + IDLE_READ)
-            for i, body in enumerate(read_lines(text, line, end)):
-                if table.done[line + i]:
-                    continue
-                table.put(line + i, counted_line(doc.biller, body))
-                if time.perf_counter() >= deadline:
-                    break
+            table.put(line, counted_line(doc.biller, self._line_ahead(uri, doc, line)))
             line = table.next_waiting()
         now = time.monotonic()
         if line < 0 or now - doc.published >= PROGRESS_SECONDS:
             doc.published = now
             self.host.mark(uri)
         return line >= 0
+
+    def _line_ahead(self, uri: str, doc: ChatDoc, line: int) -> str:
+        """The text of a line, read IDLE_READ lines at a time."""
+        first, lines = doc.ahead
+        if not first <= line < first + len(lines):
+            lines = read_lines(self.host.text(uri), line, line + IDLE_READ)
+            first, lines = doc.ahead = (line, lines)
+        return lines[line - first]
 
     def _records(self, uri: str, first: int, last: int) -> list[tuple[int, str, Record]] | None:
         """(line, its text, its record) of each record that starts on lines [first, last]; the

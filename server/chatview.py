@@ -89,11 +89,18 @@ def message_hover(
         own = bill.per_message[index] if index < len(bill.per_message) else 0
         so_far = sum(bill.per_message[: index + 1])
         shown = tokens_label(bill.tokens, bill.estimate).replace(" tok", " tokens")
+        if biller.mode == CONTENTS_ONLY:
+            whole = f"Conversation: {shown} (contents only)"
+        else:
+            share = "format" if bill.estimate else "template"
+            whole = (
+                f"Conversation: {shown} billed = {fmt(bill.contents)} contents + "
+                f"{fmt(bill.tokens - bill.contents)} {share}"
+            )
         lines = [
             f"Contents: {fmt(own)} tokens",
             f"Running total of the contents (messages 1–{index + 1}): {fmt(so_far)} tokens",
-            f"Conversation: {shown} billed = {fmt(bill.contents)} contents + "
-            f"{fmt(bill.tokens - bill.contents)} template",
+            whole,
             f"Counted with {MODE_NAMES.get(biller.mode, biller.mode)} · model {biller.model.name}",
         ]
         body = "\n\n".join(lines)
