@@ -290,9 +290,14 @@ class ChatFeature(Feature):
         for line, body, r in found:
             if r.conv is None:
                 continue
-            at = place.at(line, body)
-            hints += message_hints(r, at)
-            hints.append(conversation_hint(r, at(r.conv.end), doc.biller.mode))
+            if r.shown is None or r.shown[0] != line:
+                at = place.at(line, body)
+                made = [
+                    *message_hints(r, at),
+                    conversation_hint(r, at(r.conv.end), doc.biller.mode),
+                ]
+                r.shown = (line, made)
+            hints += r.shown[1]
         return hints
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:

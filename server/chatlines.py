@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from lsprotocol import types
+
 from tokenline.core import Document
 from tokenline.core.chatbill import CONTENTS_KEPT, Bill, ChatBiller, ChatError
 from tokenline.core.chatfile import Conversation, parse_chat, parse_jsonl_line
@@ -55,11 +57,8 @@ class Record:
     bill: Bill | None
     error: str | None
     located: bool = True
-
-    @property
-    def counts(self) -> bool:
-        """True for a record that is a conversation (counted or not)."""
-        return self.bill is not None or self.error is not None
+    # The inlay hints last made of it, and the line they were made for.
+    shown: tuple[int, list[types.InlayHint]] | None = None
 
 
 BLANK = Record(None, None, None)
@@ -227,7 +226,8 @@ def read_lines(text: TextView, first: int, last: int) -> list[str]:
         return []
     a = text.line_start(first)
     b = text.line_end(last - 1)
-    return _BREAK.split(text.slice(a, b))
+    body = text.slice(a, b)
+    return _BREAK.split(body) if "\r" in body else body.split("\n")
 
 
 class WholeFile:
