@@ -133,10 +133,8 @@ def edit_times(c: Client, uri: str, text: str, n: int) -> list[float]:
     for i in range(n):
         line = 1000 + i
         at = lines[line].index('"content": "', 80) + len('"content": "') + 3
-        change = {
-            "range": {"start": {"line": line, "character": at}, "end": {"line": line, "character": at}},
-            "text": "x",
-        }  # fmt: skip
+        here = {"line": line, "character": at}
+        change = {"range": {"start": here, "end": here}, "text": "x"}
         sent = c.notify(
             "textDocument/didChange",
             {"textDocument": {"uri": uri, "version": 2 + i}, "contentChanges": [change]},

@@ -1696,4 +1696,5 @@ def test_chat_file_status_bar_counts_the_conversations(chat_ui: dict[str, Any]) 
         f"{len(totals)} conversations · max {fmt(max(totals))} · total {fmt(sum(totals))} tok"
     ), status
     tooltip = _step(chat_ui["result"], "tooltip")["text"]
-    assert f"chat file, {len(totals)} conversations" in tooltip and "contents only" in tooltip, tooltip
+    assert f"chat file, {len(totals)} conversations" in tooltip, tooltip
+    assert "contents only" in tooltip, tooltip
