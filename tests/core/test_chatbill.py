@@ -301,9 +301,10 @@ def _texts(conversation: list[dict[str, Any]]) -> list[str]:
 
 
 # OpenAI's cookbook, "How to count tokens with tiktoken" (openai/openai-cookbook,
-# examples/How_to_count_tokens_with_tiktoken.ipynb, commit 06d9feb5e21e6fdc85f3ddce7731e05892758cd7):
-# its example conversation is 129 prompt tokens for gpt-4-0613 (cl100k_base), as both its
-# num_tokens_from_messages() and the OpenAI API counted it.
+# examples/How_to_count_tokens_with_tiktoken.ipynb,
+# commit 06d9feb5e21e6fdc85f3ddce7731e05892758cd7): its example conversation is 129 prompt
+# tokens for gpt-4-0613 (cl100k_base), as both its num_tokens_from_messages() and the OpenAI
+# API counted it.
 COOKBOOK_MESSAGES = [
     {
         "role": "system",
@@ -351,7 +352,7 @@ def test_tiktoken_rule_gives_the_cookbooks_published_count() -> None:
 
 
 def test_sentencepiece_without_template_counts_contents_only() -> None:
-    model = load_model(shared_file("models", "mistral-7b-v0.1.model"))
+    model = load_model("mistral-7b-v0.1")  # the bundled SentencePiece model
     biller = ChatBiller.for_model(model)
     assert biller.mode == "contents only"
     conversation = [
