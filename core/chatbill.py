@@ -85,9 +85,13 @@ class ChatBiller:
         """The biller of a model: its chat template when it is a tokenizer.json with one
         (`template_source`: a tokenizer_config.json, a .jinja file or a folder holding either,
         to use instead of the one beside the model), mistral-common's encoding for Tekken,
-        OpenAI's rule for tiktoken encodings, else the contents alone."""
+        OpenAI's rule for tiktoken encodings, else the contents alone. ChatError when
+        `template_source` holds no template, or a template file cannot be read."""
         if model.model_type.endswith("(tokenizer.json)") or template_source is not None:
-            template = find_template(model.path, template_source)
+            try:
+                template = find_template(model.path, template_source)
+            except TemplateFailed as exc:
+                raise ChatError(str(exc)) from None
             if template is not None:
                 return cls(model, TEMPLATE, template)
         if model.model_type == "tekken":
