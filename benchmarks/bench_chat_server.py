@@ -16,9 +16,10 @@ The server runs as a subprocess (`tokenline serve`), driven over stdio as VS Cod
   settled): from sending the didChange to the answer of the inlay-hint request for the screen
   around it (target: 5 ms).
 
-Medians over the repetitions. Writes benchmarks/results/chat.json.
+Medians over the repetitions. Writes benchmarks/results/chat_server.json (bench_chat.py measures
+the billing itself, beside transformers).
 
-    python benchmarks/bench_chat.py [--conversations 100000] [--edits 40] [--model o200k_base]
+    python benchmarks/bench_chat_server.py [--conversations 100000] [--edits 40] [--model M]
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from tokenline.core import bundled_model_path
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent / "tests" / "data" / "botchan.txt"
-RESULTS = HERE / "results" / "chat.json"
+RESULTS = HERE / "results" / "chat_server.json"
 TARGET_TOTALS_RATIO = 0.3
 TARGET_EDIT_MS = 5.0
 SCREEN = 60
