@@ -6,6 +6,7 @@ chat file's diagnostics are its conversations' (chat.py, handed here as `ChatFil
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 
 from lsprotocol import types
@@ -15,6 +16,8 @@ from tokenline.server.counted import NO_CHAT_FILES, NO_OTHER_MODELS, ChatFiles, 
 from tokenline.server.feature import DocState, Feature, Host
 from tokenline.server.settings import Settings
 from tokenline.server.text import fmt
+
+log = logging.getLogger("tokenline.server")
 
 SOURCE = "tokenline"
 CODE_OVER = "context-window"
@@ -164,7 +167,12 @@ class DiagnosticsFeature(Feature):
 
     def publish(self, st: DocState) -> None:
         # A chat file's conversations are held to the limit one by one, not the whole file.
-        diags = self.chats.chat_diagnostics(st)
+        try:
+            diags = self.chats.chat_diagnostics(st)
+        except Exception:
+            # The conversations are their unit's; the limit applies to the text meanwhile.
+            log.error("%s: the chat file's diagnostics failed", self.name, exc_info=True)
+            diags = None
         if diags is None:
             if st.pending:
                 return  # positions in the older text: they stay until the tokens catch up
