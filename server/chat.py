@@ -24,9 +24,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from tokenline.core import Model
-from tokenline.core.chatbill import ChatBiller
-from tokenline.core.chatfile import JSONL, chat_kind
+from tokenline.core import ChatBiller, Model, chat_kind
 from tokenline.server.chatlines import (
     BLANK,
     LineTable,
@@ -52,6 +50,8 @@ from tokenline.server.uris import uri_path
 log = logging.getLogger("tokenline.server")
 
 CHAT = "chat"
+# chat_kind's name for JSON Lines.
+JSONL = "jsonl"
 # Documents longer than this are chat files by their first record alone (JSONL), and a JSON or
 # YAML file that long is not read as one.
 WHOLE_CHECK_CHARS = 4_000_000

@@ -18,12 +18,20 @@ from typing import Any
 
 from lsprotocol import types
 
-from tokenline.core import Document
-from tokenline.core.chatbill import CONTENTS_KEPT, Bill, ChatBiller, ChatError
-from tokenline.core.chatfile import Conversation, parse_chat, parse_jsonl_line
+from tokenline.core import (
+    Bill,
+    ChatBiller,
+    ChatError,
+    Conversation,
+    Document,
+    parse_chat,
+    parse_jsonl_line,
+)
 from tokenline.server.feature import TextView
 
 _BREAK = re.compile(r"\r\n|\r|\n")
+# Contents' counts a biller keeps (as ChatBiller keeps them).
+CONTENTS_KEPT = 1 << 18
 # Lines read from the text at once when counting in idle time (one slice of the rope each).
 READ_LINES = 64
 

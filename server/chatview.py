@@ -7,12 +7,15 @@ from collections.abc import Callable
 
 from lsprotocol import types
 
-from tokenline.core.chatbill import CONTENTS_ONLY, ESTIMATE, ChatBiller
+from tokenline.core import ChatBiller
 from tokenline.server.chatlines import Record, Totals
 from tokenline.server.diagnostics import SOURCE, limit_of
 from tokenline.server.settings import Settings
 from tokenline.server.text import fmt
 
+# ChatBiller's modes that read differently.
+ESTIMATE = "estimate"
+CONTENTS_ONLY = "contents only"
 CODE_RECORD = "chat-record"
 CODE_OVER = "chat-over"
 # What each way of billing is called in hover text.
