@@ -237,6 +237,58 @@ def check() -> str:
     )
 
 
+def vscode() -> str:
+    """Tokenline in code-server: open → first count, typing echo and status latency."""
+    data = load("vscode.json")
+    t = data["targets"]
+
+    def stat(row: dict[str, Any], key: str, which: str) -> str:
+        return ms(row[key][which]) if row.get(key) else "—"
+
+    lines = [
+        run_line(data),
+        "",
+        "| file | colours | open → first count | typing echo median | echo p90 "
+        "| status median | status p90 | colours shown |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    rows = data["summary"]
+    for r in rows:
+        opened = ms(r["open_ms"]) if r["open_ms"] is not None else "never"
+        lines.append(
+            f"| {r['file']} | {'on' if r['colours'] else 'off'} | {opened} "
+            f"| {stat(r, 'echo', 'median')} | {stat(r, 'echo', 'p90')} "
+            f"| {stat(r, 'status', 'median')} | {stat(r, 'status', 'p90')} "
+            f"| {'yes' if r['coloured'] else 'no'} |"
+        )
+    steps = [r for r in rows if r.get("open_steps", {}).get("status_sent_ms") is not None]
+    if steps:
+        lines += [
+            "",
+            "| file | colours | the editor shows the text | didOpen reaches the server "
+            "| the server sends the status | the count shows | the server's didOpen: CPU |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for r in steps:
+            at = r["open_steps"]
+            lines.append(
+                f"| {r['file']} | {'on' if r['colours'] else 'off'} | {ms(at['editor_ms'])} "
+                f"| {ms(at['at_server_ms'])} | {ms(at['status_sent_ms'])} | {ms(r['open_ms'])} "
+                f"| {ms(at['server_cpu_ms']) if at.get('server_cpu_ms') is not None else '—'} |"
+            )
+    p90 = {r["colours"]: r["echo"]["p90"] for r in rows if r["file"] == "1 MB" and r["echo"]}
+    ratio = times(p90[True] / p90[False]) if len(p90) == 2 else "—"
+    lines += [
+        "",
+        f"{data['keys']} keys typed {data['interval_ms']} ms apart per file and round, "
+        f"{max(r['rounds'] for r in rows)} rounds; medians and p90 over every key. Typing echo "
+        f"p90 at 1 MB, colours on / off: {ratio} (target ≤ {t['echo_p90_colours_ratio']}×). "
+        f"Targets for open → first count: ≤ {sec(t['open_1mb_s'])} at 1 MB, "
+        f"≤ {sec(t['open_5mb_s'])} at 5 MB.",
+    ]
+    return "\n".join(lines)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "engine": engine,
     "thesis": thesis,
@@ -246,6 +298,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "tokenizer-json": lambda: families(tokenizer_json=True),
     "server": server,
     "check": check,
+    "vscode": vscode,
 }
 
 

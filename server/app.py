@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
 
@@ -208,6 +209,7 @@ class TokenlineServer(LanguageServer):
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         """Opens the document and publishes its count at once, before the requests the client
         sent behind the didOpen (colours, hints) are answered."""
+        start, cpu = time.perf_counter(), time.thread_time()
         uri = params.text_document.uri
         settings = self.settings_for(uri)
         model, problem = self.models.for_document(uri, settings, None)
@@ -220,6 +222,13 @@ class TokenlineServer(LanguageServer):
         self.pending.discard(uri)
         self.features.each("publish", st)
         self.give_back_later(int(st.doc.length()))
+        log.debug(
+            "didOpen %s: %d characters, status sent in %.1f ms, cpu %.1f ms",
+            uri,
+            st.doc.length(),
+            (time.perf_counter() - start) * 1e3,
+            (time.thread_time() - cpu) * 1e3,
+        )
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         changed = self.store.change(params, self.unit)
