@@ -28,12 +28,13 @@ from pygls.protocol.language_server import lsp_method
 from tokenline import __version__
 from tokenline.core import COMPILED, UTF16, load_model
 from tokenline.server.budgets import ProjectFeature
+from tokenline.server.chat import ChatFeature
 from tokenline.server.compare import CompareFeature
 from tokenline.server.configuration import ConfigurationFeature
 from tokenline.server.counts import CountsFeature
 from tokenline.server.diagnostics import DiagnosticsFeature
 from tokenline.server.dispatch import Features, logged
-from tokenline.server.feature import Change, DocState, Feature, Handler, Host
+from tokenline.server.feature import Change, DocState, Feature, Handler, Host, TextView
 from tokenline.server.hover import HoverFeature
 from tokenline.server.idle import IdleWork
 from tokenline.server.memory import LARGE, give_back, settle
@@ -49,6 +50,8 @@ from tokenline.server.transport import run_stdio, run_tcp, setup_logging
 log = logging.getLogger("tokenline.server")
 
 EXIT_USAGE = 2
+# Chat files this long open with their first encode in idle time, after their hints and totals.
+DEFER_CHAT_CHARS = 2_000_000
 DEFAULT_HOST = "127.0.0.1"
 
 
@@ -108,6 +111,8 @@ class TokenlineServer(LanguageServer):
         # Each document under other models (its models from the models feature), which the
         # status and the diagnostics count with.
         self.compare = CompareFeature(self, self.models)
+        # Chat files' conversations, which the status and the diagnostics show.
+        self.chat = ChatFeature(self)
         # Every feature, in the order its hooks run (the user's configuration is pulled before
         # the project's files are watched; the other models follow a change before the status
         # is published; status before diagnostics).
@@ -118,8 +123,9 @@ class TokenlineServer(LanguageServer):
                 self.project,
                 self.models,
                 self.compare,
-                StatusFeature(self, self.compare),
-                DiagnosticsFeature(self, self.compare),
+                self.chat,
+                StatusFeature(self, self.compare, self.chat),
+                DiagnosticsFeature(self, self.compare, self.chat),
                 SemanticTokensFeature(self),
                 HoverFeature(self),
                 SectionsFeature(self),
@@ -148,6 +154,12 @@ class TokenlineServer(LanguageServer):
 
     def document(self, uri: str) -> DocState:
         return self.store.require(uri)
+
+    def text(self, uri: str) -> TextView:
+        return self.store.text(uri)
+
+    def later(self, kind: str, uri: str, step: Callable[[], bool]) -> None:
+        self.idle.add(kind, uri, step)
 
     def folders(self) -> list[str]:
         try:
@@ -203,7 +215,10 @@ class TokenlineServer(LanguageServer):
         uri = params.text_document.uri
         settings = self.settings_for(uri)
         model, problem = self.models.for_document(uri, settings, None)
-        st = self.store.open(params.text_document, settings, model)
+        text = params.text_document.text
+        # A large chat file's hints and totals come from its text; its encode waits (catchup.py).
+        defer = len(text) >= DEFER_CHAT_CHARS and self.chat.opening(uri, text) is not None
+        st = self.store.open(params.text_document, settings, model, defer)
         st.model_problem = problem
         self.features.each("document_opened", st)
         self.pending.discard(uri)
@@ -222,6 +237,7 @@ class TokenlineServer(LanguageServer):
         if changed is None:
             return
         st, change = changed
+        self.features.each("text_changed", st, change)
         if st.pending:
             self.mark(st.uri)  # the status says the tokens are catching up (catchup.py)
         else:

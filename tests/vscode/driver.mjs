@@ -4,7 +4,7 @@
 //   node driver.mjs CONFIG.json
 //
 // CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget" | "tiktoken" |
-//          "switch" | "compare" | "large" | "typing", url,
+//          "switch" | "compare" | "large" | "chat" | "typing", url,
 //          playwright, chromium, artifacts, workspace, files: {...}, hostResult, timeoutMs}. It
 // prints one JSON object on its last stdout line: what each step saw (or the error it met), so the
 // Python tests assert on each thing separately.
@@ -227,6 +227,8 @@ async function main() {
       await compareMode();
     } else if (config.mode === 'large') {
       await largeMode();
+    } else if (config.mode === 'chat') {
+      await chatMode();
     } else if (config.mode === 'typing') {
       await typingMode();
     } else {
@@ -768,6 +770,55 @@ async function largeMode() {
     await page.keyboard.press('Enter');
     const lines = await boundaryLines(config.boundaryColours);
     return { lines, screenshot: await shot('61-large-middle') };
+  });
+}
+
+/** A JSONL chat file: the inlay hints of its messages and conversations, and its status bar. */
+async function chatMode() {
+  await step('open', async () => {
+    await openFile(config.files.chat);
+    const end = Date.now() + T;
+    let status = null;
+    while (Date.now() < end) {
+      status = await statusItem();
+      if (status && /conversations? ·/.test(status.text) && !status.text.includes('…')) {
+        break;
+      }
+      await page.waitForTimeout(150);
+    }
+    if (!status || !/conversations? ·/.test(status.text)) {
+      throw new Error(`the status bar never showed the conversations; last seen: ${JSON.stringify(status)}`);
+    }
+    return { status };
+  });
+
+  await step('hints', async () => {
+    await runCommand('View: Close Primary Side Bar').catch(() => undefined);
+    // Inlay hints are drawn into the lines as injected text: read each line's text as shown.
+    const end = Date.now() + T;
+    let lines = [];
+    while (Date.now() < end) {
+      lines = await page.evaluate(() =>
+        [...document.querySelectorAll('.monaco-editor .view-lines .view-line')]
+          .map((el) => ({ top: parseFloat(el.style.top || '0'), text: (el.textContent ?? '').replace(/\u00a0/g, ' ') }))
+          .sort((a, b) => a.top - b.top)
+          .map((l) => l.text),
+      );
+      if (lines.filter((l) => /\d tok/.test(l)).length >= config.hintLines) {
+        break;
+      }
+      await page.waitForTimeout(300);
+    }
+    await page.mouse.move(700, 600);
+    const screenshot = await shot(`${config.shotPrefix}-hints`);
+    return { lines, screenshot };
+  });
+
+  await step('tooltip', async () => {
+    const text = await statusTooltip();
+    const screenshot = await shot(`${config.shotPrefix}-tooltip`);
+    await page.mouse.move(400, 400);
+    return { text, screenshot };
   });
 }
 
