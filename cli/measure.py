@@ -2,21 +2,23 @@
 it names, the budget its path matches, and the count.
 
 Precedence, as ruff and black have it: command-line options, then the project configuration,
-then the defaults. Counting is the model's one-shot encoding by its reference library
-(`Model.encode`, exactly what a core Document holds for the same text, without its per-edit
-bookkeeping).
+then the defaults. A file is counted a chunk at a time through the model's segment cache
+(tokenline.core.counting: the count of the reference library's one-shot encoding, proven cut by
+cut), or by that encoding itself where the model's texts cannot be cut so.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tokenline.config import Budget, ConfigError, ConfigFinder, ProjectConfig, show_value
 from tokenline.core import LISTED_FILES, Model, ModelError, bundled_models, resolve_model
+from tokenline.core.counting import UNCOUNTED, TokenCounter, count_text
 from tokenline.core.resolve import is_tekken_file
-from tokenline.walk import read_text
+from tokenline.walk import read_chunks, read_text
 
 DEFAULT_CONTEXT_WINDOW = 8192
 
@@ -104,6 +106,8 @@ class Measurer:
         self._failed: dict[tuple[str, Path | None], ModelError] = {}
         self._broken: dict[Path, ConfigError] = {}
         self._explicit: ProjectConfig | None = None
+        # How a file is counted: here, or by a pool of workers (tokenline.workers).
+        self.counter: Callable[[str, list[Model]], tuple[int, list[int]]] = count_file
         if overrides.config is not None:
             try:
                 self._explicit = self.finder.load(overrides.config)
@@ -193,44 +197,69 @@ class Measurer:
             )
             raise ConfigError(config.path, [problem]) from None
 
+    def models_of(self, path: str, config: ProjectConfig | None) -> list[Model]:
+        """The models a file is counted with: its model, the command line's more models, and
+        its budget's model last when the budget names one (ConfigError, ModelError)."""
+        models = [self.model_for(config), *(self.model(m) for m in self.overrides.more_models)]
+        _, budget = self.limits(path, config)
+        if budget is not None and budget.model is not None and config is not None:
+            models.append(self.budget_model(budget, config))
+        return models
+
     def measure(self, path: str, config: ProjectConfig | None) -> Measurement:
         """The count of the file at `path` under its model (and under each of the command line's
         more models), held to the limits of `config` (its configuration)."""
-        models = [self.model_for(config), *(self.model(m) for m in self.overrides.more_models)]
+        models = self.models_of(path, config)
         window, budget = self.limits(path, config)
-        held = None
-        if budget is not None and budget.model is not None and config is not None:
-            held = self.budget_model(budget, config)
-        text = read_text(path)
-        counts = [(m.name, count(m, text)) for m in models]
+        held = budget is not None and budget.model is not None and config is not None
+        named = models[:-1] if held else models
+        characters, numbers = self.counter(path, models)
+        counts = [(m.name, n) for m, n in zip(named, numbers, strict=False)]
         return Measurement(
             path=path,
             tokens=counts[0][1],
-            characters=len(text),
+            characters=characters,
             model=models[0].name,
             context_window=window,
             budget=None if budget is None else budget.limit,
             pattern=None if budget is None else budget.pattern,
             config=None if config is None else str(config.path),
             models=tuple(counts),
-            budget_model=None if held is None else held.name,
-            budget_tokens=None if held is None else _count_again(held, models, counts, text),
+            budget_model=models[-1].name if held else None,
+            budget_tokens=numbers[-1] if held else None,
         )
 
 
 def count(model: Model, text: str) -> int:
-    """The text's tokens under `model` (its reference library's one-shot encoding)."""
-    return len(model.encode(text)) if text else 0
+    """The text's tokens under `model` (through its segment cache where the model's texts can be
+    counted so; else its reference library's one-shot encoding)."""
+    return int(count_text(model, text))
 
 
-def _count_again(
-    model: Model, models: list[Model], counts: list[tuple[str, int]], text: str
-) -> int:
-    """The text's tokens under `model`, taken from `counts` when it is one of `models`."""
-    for m, (_, n) in zip(models, counts, strict=True):
-        if m is model:
-            return n
-    return count(model, text)
+def count_file(path: str, models: Sequence[Model]) -> tuple[int, list[int]]:
+    """(characters, tokens under each of `models`) of the file at `path` ('-': standard input),
+    read a chunk at a time, so that a large file is counted in little memory (InputError when it
+    is not UTF-8 text). A model whose count cannot stream counts the whole text by one encode."""
+    unique: list[Model] = []
+    for m in models:
+        if all(m is not u for u in unique):
+            unique.append(m)
+    counters = [TokenCounter(m) for m in unique]
+    characters = 0
+    if path != "-" and any(c.streams() for c in counters):
+        for chunk in read_chunks(path):
+            characters += len(chunk)
+            for c in counters:
+                c.feed(chunk)
+        found = [int(c.finish()) for c in counters]
+    else:
+        found = [UNCOUNTED] * len(unique)
+    if UNCOUNTED in found:
+        text = read_text(path)
+        characters = len(text)
+        found = [count(m, text) if n == UNCOUNTED else n for m, n in zip(unique, found, strict=True)]
+    by_model = {id(m): n for m, n in zip(unique, found, strict=True)}
+    return characters, [by_model[id(m)] for m in models]
 
 
 # The tokenizer files a folder may hold, as the resolver looks for them.
