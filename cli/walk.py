@@ -51,7 +51,7 @@ CHUNK_BYTES = 1 << 18
 def read_chunks(path: str, size: int = CHUNK_BYTES) -> Iterator[str]:
     """A file's text a chunk at a time (a chunk may end inside a word or a line; a character
     split between reads is joined by the decoder), with read_text's errors: a large file is
-    counted without holding its text."""
+    counted without holding its text. The first read covers the binary-file probe."""
     try:
         fh = open(path, "rb")  # noqa: SIM115 (a generator holds it open between chunks)
     except OSError as exc:
@@ -61,7 +61,7 @@ def read_chunks(path: str, size: int = CHUNK_BYTES) -> Iterator[str]:
         offset = 0
         while True:
             try:
-                data = fh.read(max(size, BINARY_PROBE))
+                data = fh.read(size if offset else max(size, BINARY_PROBE))
             except OSError as exc:
                 raise _unreadable(path, exc) from None
             if offset == 0:

@@ -45,8 +45,11 @@ class TokenCounter:
     norm: Normalization
     edges: Edges
     reader: SegmentReader
-    # Normalized text after the last proven cut, not yet counted.
+    # Normalized text after the last proven cut, not yet counted: `pending`, then `parts` (the
+    # chunks since, joined when they are worth a look, so that tiny chunks cost no copying).
     pending: str
+    parts: list[str]
+    buffered: i64
     # The last original characters fed (for the added-token check across chunks).
     tail: str
     overlap: i64
@@ -65,6 +68,8 @@ class TokenCounter:
         self.edges = fam.edges(self.norm, TokenStore(keeps_joins=fam.keeps_joins), stats)
         self.reader = SegmentReader(fam, stats)
         self.pending = ""
+        self.parts = []
+        self.buffered = 0
         self.tail = ""
         self.overlap = CLEAN_OVERLAP
         if isinstance(fam, PreTokenFamily) and fam.added_longest > CLEAN_OVERLAP:
@@ -86,11 +91,14 @@ class TokenCounter:
         if not self.edges.segmentable(seen):
             self.failed = True
             self.pending = ""
+            self.parts = []
             return
         self.tail = seen[len(seen) - self.overlap :] if len(seen) > self.overlap else seen
-        self.pending += self.norm.normalize_part(text, not self.started, False)
+        part = self.norm.normalize_part(text, not self.started, False)
         self.started = True
-        if len(self.pending) >= self.block:
+        self.parts.append(part)
+        self.buffered += len(part)
+        if len(self.pending) + self.buffered >= self.block:
             self._count_pending(False)
 
     def finish(self) -> i64:
@@ -98,7 +106,7 @@ class TokenCounter:
         if self.failed:
             return UNCOUNTED
         if self.started:
-            self.pending += self.norm.normalize_part("", False, True)
+            self.parts.append(self.norm.normalize_part("", False, True))
             self._count_pending(True)
         return self.total
 
@@ -106,7 +114,11 @@ class TokenCounter:
         """Counts the pending text up to its last proven cut (all of it when `final`)."""
         seg = self.segmenter
         assert seg is not None
-        pending = self.pending
+        self.parts.insert(0, self.pending)
+        pending = "".join(self.parts)
+        self.parts = []
+        self.buffered = 0
+        self.pending = pending
         segments = seg.take(pending, final)
         if len(segments) == 0:
             self.block = 2 * len(pending)
