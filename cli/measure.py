@@ -257,7 +257,9 @@ def count_file(path: str, models: Sequence[Model]) -> tuple[int, list[int]]:
     if UNCOUNTED in found:
         text = read_text(path)
         characters = len(text)
-        found = [count(m, text) if n == UNCOUNTED else n for m, n in zip(unique, found, strict=True)]
+        found = [
+            count(m, text) if n == UNCOUNTED else n for m, n in zip(unique, found, strict=True)
+        ]
     by_model = {id(m): n for m, n in zip(unique, found, strict=True)}
     return characters, [by_model[id(m)] for m in models]
 

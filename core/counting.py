@@ -5,7 +5,9 @@ memory bounded by the longest stretch without a safe cut rather than by the text
 counter normalizes each chunk as it comes (only normalizations that work character by character
 stream: the identity, SentencePiece's escaped spaces and dummy prefix) and counts the normalized
 text up to the last place where the family's segmenter proves a segment begins whatever follows
-(`Segmenter.take`, as a document opens): the tokens before such a place are the whole text's. A
+(`Segmenter.take`, as a document opens): the tokens before such a place are the whole text's.
+Byte-level families, which open a document by one encode of their library (faster than a cache
+lookup per pre-token), count each stretch up to such a place by that encode instead. A
 chunk may end anywhere (inside a word, a CRLF, a long line); what follows the last proven cut waits
 for the next chunk. So the count equals the reference library's encode of the whole text.
 
@@ -22,7 +24,7 @@ from mypy_extensions import i64
 
 from tokenline.core.family import Family
 from tokenline.core.model import Model
-from tokenline.core.normalization import Normalization
+from tokenline.core.normalization import IdentityNorm, Normalization
 from tokenline.core.opening import LOAD_BLOCK, SegmentReader
 from tokenline.core.pretokenedges import PreTokenFamily
 from tokenline.core.rope import TextRope
@@ -44,6 +46,7 @@ class TokenCounter:
     segmenter: Segmenter | None
     norm: Normalization
     edges: Edges
+    stats: Stats
     reader: SegmentReader
     # Normalized text after the last proven cut, not yet counted: `pending`, then `parts` (the
     # chunks since, joined when they are worth a look, so that tiny chunks cost no copying).
@@ -53,6 +56,10 @@ class TokenCounter:
     # The last original characters fed (for the added-token check across chunks).
     tail: str
     overlap: i64
+    # Families that open a document by one library encode (byte-level BPE, whose library is
+    # faster than a cache lookup per pre-token): blocks go to that encode, cut where a pre-token
+    # starts whatever surrounds the cut (PreTokenFamily.sync_in); None: by segments.
+    encoder: PreTokenFamily | None
     # Pending characters that make it worth looking for a cut (doubled while none is found).
     block: i64
     total: i64
@@ -64,9 +71,9 @@ class TokenCounter:
         self.family = fam
         self.segmenter = fam.segmenter
         self.norm = fam.normalization(TextRope(""))
-        stats = Stats()
-        self.edges = fam.edges(self.norm, TokenStore(keeps_joins=fam.keeps_joins), stats)
-        self.reader = SegmentReader(fam, stats)
+        self.stats = Stats()
+        self.edges = fam.edges(self.norm, TokenStore(keeps_joins=fam.keeps_joins), self.stats)
+        self.reader = SegmentReader(fam, self.stats)
         self.pending = ""
         self.parts = []
         self.buffered = 0
@@ -74,6 +81,13 @@ class TokenCounter:
         self.overlap = CLEAN_OVERLAP
         if isinstance(fam, PreTokenFamily) and fam.added_longest > CLEAN_OVERLAP:
             self.overlap = fam.added_longest
+        self.encoder = None
+        if (
+            isinstance(fam, PreTokenFamily)
+            and fam.lazy_cuts
+            and isinstance(self.norm, IdentityNorm)
+        ):
+            self.encoder = fam
         self.block = LOAD_BLOCK
         self.total = 0
         self.started = False
@@ -119,6 +133,15 @@ class TokenCounter:
         self.parts = []
         self.buffered = 0
         self.pending = pending
+        enc = self.encoder
+        if enc is not None:
+            cut: i64 = len(pending) if final else enc.sync_in(pending, True)
+            if cut > 0:
+                self.stats.encoded(cut)
+                self.total += len(enc.encode(pending[:cut]))
+                self.pending = pending[cut:]
+                self.block = LOAD_BLOCK
+                return
         segments = seg.take(pending, final)
         if len(segments) == 0:
             self.block = 2 * len(pending)

@@ -6,6 +6,7 @@ hundreds of thousands of characters without a break."""
 from __future__ import annotations
 
 import base64
+import itertools
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -58,10 +59,21 @@ REFERENCES = References()
 
 def japanese(n: int, seed: int) -> str:
     rng = random.Random(seed)
-    words = ["吾輩は", "猫である。", "名前は", "まだ無い。", "どこで", "生れたか", "とんと", "見当が"]
+    words = [
+        "吾輩は",
+        "猫である。",
+        "名前は",
+        "まだ無い。",
+        "どこで",
+        "生れたか",
+        "とんと",
+        "見当が",
+    ]
     extra = ["🐈", "e\u0301", "Ａ", "\u3000", "\n", "、"]
-    return "".join(rng.choice(words) + (rng.choice(extra) if rng.random() < 0.2 else "")
-                   for _ in range(n))
+    pieces = [
+        rng.choice(words) + (rng.choice(extra) if rng.random() < 0.2 else "") for _ in range(n)
+    ]
+    return "".join(pieces)
 
 
 def texts() -> dict[str, str]:
@@ -77,10 +89,13 @@ def texts() -> dict[str, str]:
         "base64 line": b64,
         "aB3+/ line": "aB3+/" * 20_000,
         "letter run": "x" * 70_000 + " then words",
-        "space runs": "".join(" " * rng.randrange(1, 40) + "w" * rng.randrange(1, 9)
-                              for _ in range(6_000)),
-        "mixed": "".join(rng.choice(["\r\n", "\r", "\n\n", "\t", " ", "a", "的", "'s", "123", "é"])
-                         for _ in range(40_000)),
+        "space runs": "".join(
+            " " * rng.randrange(1, 40) + "w" * rng.randrange(1, 9) for _ in range(6_000)
+        ),
+        "mixed": "".join(
+            rng.choice(["\r\n", "\r", "\n\n", "\t", " ", "a", "的", "'s", "123", "é"])
+            for _ in range(40_000)
+        ),
         "leading spaces": "   \n\n  " + botchan[:20_000] + "  \n  ",
     }
 
@@ -123,14 +138,14 @@ def test_chunks_of_one_character_and_cuts_between_cr_and_lf(name: str) -> None:
     text = read_botchan()[:4_000].replace("\n", "\r\n") + "  \r\n\r\n" + japanese(300, 2)
     assert counted(model, iter(text)) == len(encode(text))
     at_cr = text.split("\r")
-    pieces = iter([p + "\r" for p in at_cr[:-1]] + at_cr[-1:])
+    pieces = iter([*(p + "\r" for p in at_cr[:-1]), at_cr[-1]])
     assert counted(model, pieces) == len(encode(text))
 
 
 @pytest.mark.parametrize("name", NAMES)
 @given(
     text=st.lists(
-        st.sampled_from(list("ab \n\r\t'é的🐈0.,-_") + ["\u2581", "\u3000", "  ", "\r\n"]),
+        st.sampled_from([*"ab \n\r\t'é的🐈0.,-_", "\u2581", "\u3000", "  ", "\r\n"]),
         max_size=300,
     ).map("".join),
     cuts=st.lists(st.integers(0, 400), max_size=12),
@@ -138,7 +153,7 @@ def test_chunks_of_one_character_and_cuts_between_cr_and_lf(name: str) -> None:
 def test_any_text_cut_anywhere(name: str, text: str, cuts: list[int]) -> None:
     model, encode = REFERENCES[name]
     bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
-    pieces = iter([text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)])
+    pieces = iter([text[a:b] for a, b in itertools.pairwise(bounds)])
     assert counted(model, pieces) == len(encode(text))
     assert count_text(model, text) == len(encode(text))
 
