@@ -200,8 +200,10 @@ class Measurer:
     def models_of(self, path: str, config: ProjectConfig | None) -> list[Model]:
         """The models a file is counted with: its model, the command line's more models, and
         its budget's model last when the budget names one (ConfigError, ModelError)."""
+        return self._counted_with(config, self.limits(path, config)[1])
+
+    def _counted_with(self, config: ProjectConfig | None, budget: Budget | None) -> list[Model]:
         models = [self.model_for(config), *(self.model(m) for m in self.overrides.more_models)]
-        _, budget = self.limits(path, config)
         if budget is not None and budget.model is not None and config is not None:
             models.append(self.budget_model(budget, config))
         return models
@@ -209,8 +211,8 @@ class Measurer:
     def measure(self, path: str, config: ProjectConfig | None) -> Measurement:
         """The count of the file at `path` under its model (and under each of the command line's
         more models), held to the limits of `config` (its configuration)."""
-        models = self.models_of(path, config)
         window, budget = self.limits(path, config)
+        models = self._counted_with(config, budget)
         held = budget is not None and budget.model is not None and config is not None
         named = models[:-1] if held else models
         characters, numbers = self.counter(path, models)

@@ -23,8 +23,8 @@ from tokenline.core import Model, ModelError
 from tokenline.measure import Measurer, count_file
 from tokenline.walk import Found, InputError
 
-# A pool pays for itself from about this much work (measured with bench_check: below it the
-# serial count is done before two workers have started).
+# Below this much work the serial count (a few hundred ms per MB of prose) is not worth forking
+# workers, each of which fills its own segment cache again.
 MIN_FILES = 16
 MIN_BYTES = 1 << 20
 
