@@ -33,6 +33,7 @@ COMPILED_MODULES = [
     "model",
     "retokenize",
     "document",
+    "counting",
     # Edge strategies the families share.
     "symboledges",
     "pretokenedges",

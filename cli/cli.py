@@ -46,6 +46,8 @@ from tokenline.report import (
     total_line,
 )
 from tokenline.walk import FileWalker, Found, InputError, read_text
+from tokenline.workers import Workers
+from tokenline.workers import start as start_workers
 
 EXIT_OVER = 1
 EXIT_INPUT = 1
@@ -94,6 +96,13 @@ def positive_int(text: str) -> int:
     return int(cleaned)
 
 
+def positive_int_jobs(text: str) -> int:
+    """A --jobs value: a number of processes, at least 1."""
+    if not text.strip().isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of processes (1 or more), not {text!r}")
+    return int(text)
+
+
 def _add_measure_options(p: argparse.ArgumentParser, several: bool) -> None:
     """The options of `count` (several: `--model` may be given more than once) and `check`."""
     more = (
@@ -132,6 +141,13 @@ def _add_measure_options(p: argparse.ArgumentParser, several: bool) -> None:
             "estimate, marked ≈); a summary per file (count, min, median, p95, max, over the "
             "limit); with --json, each file's records",
         )
+    p.add_argument(
+        "--jobs",
+        type=positive_int_jobs,
+        metavar="N",
+        help="count files on N worker processes (1: in this process; default: one per core "
+        "when the files are many and large enough to gain from it)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -280,10 +296,13 @@ def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Me
     """Measures every file of args.paths, reporting problems on `err` and recording them in
     `run`: every broken configuration once, the files under good ones measured all the same. A
     model given on the command line that cannot be loaded stops the run (every file needs it)."""
+    workers: Workers | None = None
     try:
         measurer = Measurer(overrides(args))
-        for found in FileWalker().files(args.paths):
-            m = measure_one(measurer, found, run, err)
+        found = list(FileWalker().files(args.paths))
+        workers = start_workers(measurer, found, args.jobs)
+        for f in found:
+            m = measure_one(measurer, f, run, err)
             if m is not None:
                 run.measured.append(m)
                 yield m
@@ -293,6 +312,9 @@ def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Me
     except ModelError as exc:
         err.write(f"tokenline: {exc}\n")
         run.fatal = EXIT_MODEL
+    finally:
+        if workers is not None:
+            workers.close()
 
 
 def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

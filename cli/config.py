@@ -114,6 +114,14 @@ class ProjectConfig:
 
     def _relative(self, file: Path) -> str | None:
         """`file` relative to the configuration's folder, with `/`; None when outside it."""
+        full = os.path.abspath(file)
+        root = str(self.root)
+        if os.sep == "/" and root.startswith("/"):
+            # As Path.relative_to decides, by strings: `check` asks this of every file it meets.
+            if full == root:
+                return "."
+            prefix = root if root.endswith("/") else root + "/"
+            return full[len(prefix) :] if full.startswith(prefix) else None
         try:
             return Path(os.path.abspath(file)).relative_to(self.root).as_posix()
         except ValueError:

@@ -2,14 +2,15 @@
 it names, the budget its path matches, and the count.
 
 Precedence, as ruff and black have it: command-line options, then the project configuration,
-then the defaults. Counting is the model's one-shot encoding by its reference library
-(`Model.encode`, exactly what a core Document holds for the same text, without its per-edit
-bookkeeping).
+then the defaults. A file is counted a chunk at a time through the model's segment cache
+(tokenline.core.counting: the count of the reference library's one-shot encoding, proven cut by
+cut), or by that encoding itself where the model's texts cannot be cut so.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +26,9 @@ from tokenline.core import (
     chat_kind,
     resolve_model,
 )
+from tokenline.core.counting import UNCOUNTED, TokenCounter, count_text
 from tokenline.core.resolve import is_tekken_file
-from tokenline.walk import InputError, read_text
+from tokenline.walk import InputError, read_chunks, read_text
 
 DEFAULT_CONTEXT_WINDOW = 8192
 # How chat files are counted: as text ("off"), per conversation when a file is one ("auto",
@@ -34,6 +36,8 @@ DEFAULT_CONTEXT_WINDOW = 8192
 CHAT_OFF = "off"
 CHAT_AUTO = "auto"
 CHAT_ONLY = "only"
+# The names chat files have (chatfile.chat_kind): other files are never read whole for it.
+CHAT_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
 NOT_CHAT = (
     "not a chat file (JSON Lines with a messages array on each line, or a .json/.yaml file "
     "holding messages)"
@@ -145,6 +149,8 @@ class Measurer:
         self._explicit: ProjectConfig | None = None
         # A biller per model (by identity), each keeping its conversations' bills.
         self._billers: dict[int, ChatBiller] = {}
+        # How a file is counted: here, or by a pool of workers (tokenline.workers).
+        self.counter: Callable[[str, list[Model]], tuple[int, list[int]]] = count_file
         if overrides.config is not None:
             try:
                 self._explicit = self.finder.load(overrides.config)
@@ -234,39 +240,61 @@ class Measurer:
             )
             raise ConfigError(config.path, [problem]) from None
 
+    def models_of(self, path: str, config: ProjectConfig | None) -> list[Model]:
+        """The models a file is counted with: its model, the command line's more models, and
+        its budget's model last when the budget names one (ConfigError, ModelError)."""
+        return self._counted_with(config, self.limits(path, config)[1])
+
+    def _counted_with(self, config: ProjectConfig | None, budget: Budget | None) -> list[Model]:
+        models = [self.model_for(config), *(self.model(m) for m in self.overrides.more_models)]
+        if budget is not None and budget.model is not None and config is not None:
+            models.append(self.budget_model(budget, config))
+        return models
+
     def measure(self, path: str, config: ProjectConfig | None) -> Measurement:
         """The count of the file at `path` under its model (and under each of the command line's
         more models), held to the limits of `config` (its configuration)."""
-        models = [self.model_for(config), *(self.model(m) for m in self.overrides.more_models)]
         window, budget = self.limits(path, config)
-        held = None
-        if budget is not None and budget.model is not None and config is not None:
-            held = self.budget_model(budget, config)
-        text = read_text(path)
-        kind = None if self.overrides.chat == CHAT_OFF else chat_kind(path, text)
+        models = self._counted_with(config, budget)
+        held = budget is not None and budget.model is not None and config is not None
+        named = models[:-1] if held else models
+        text = self._chat_text(path)
+        kind = None if text is None else chat_kind(path, text)
         if kind is None and self.overrides.chat == CHAT_ONLY:
             raise InputError(f"{path}: {NOT_CHAT}")
-        counts = [(m.name, count(m, text)) for m in models]
         records, biller = None, None
-        if kind is not None:
-            biller = self.biller(held or models[0])
+        if kind is not None and text is not None:
+            characters, numbers = len(text), [count(m, text) for m in models]
+            biller = self.biller(models[-1] if held else models[0])
             records = chat_records(biller, text, kind)
+        else:
+            characters, numbers = self.counter(path, models)
+        counts = [(m.name, n) for m, n in zip(named, numbers, strict=False)]
         return Measurement(
             path=path,
             tokens=counts[0][1],
-            characters=len(text),
+            characters=characters,
             model=models[0].name,
             context_window=window,
             budget=None if budget is None else budget.limit,
             pattern=None if budget is None else budget.pattern,
             config=None if config is None else str(config.path),
             models=tuple(counts),
-            budget_model=None if held is None else held.name,
-            budget_tokens=None if held is None else _count_again(held, models, counts, text),
+            budget_model=models[-1].name if held else None,
+            budget_tokens=numbers[-1] if held else None,
             records=records,
             chat_mode=None if biller is None else biller.mode,
             chat_how=None if biller is None else mode_phrase(biller),
         )
+
+    def _chat_text(self, path: str) -> str | None:
+        """The text of a file that may be a chat file, read whole to be parsed (None: counted as
+        text, a chunk at a time)."""
+        if self.overrides.chat == CHAT_OFF:
+            return None
+        if self.overrides.chat == CHAT_AUTO and not path.lower().endswith(CHAT_SUFFIXES):
+            return None
+        return read_text(path)
 
     def biller(self, model: Model) -> ChatBiller:
         """The chat biller of a model, made once per run."""
@@ -280,18 +308,37 @@ class Measurer:
 
 
 def count(model: Model, text: str) -> int:
-    """The text's tokens under `model` (its reference library's one-shot encoding)."""
-    return len(model.encode(text)) if text else 0
+    """The text's tokens under `model` (through its segment cache where the model's texts can be
+    counted so; else its reference library's one-shot encoding)."""
+    return int(count_text(model, text))
 
 
-def _count_again(
-    model: Model, models: list[Model], counts: list[tuple[str, int]], text: str
-) -> int:
-    """The text's tokens under `model`, taken from `counts` when it is one of `models`."""
-    for m, (_, n) in zip(models, counts, strict=True):
-        if m is model:
-            return n
-    return count(model, text)
+def count_file(path: str, models: Sequence[Model]) -> tuple[int, list[int]]:
+    """(characters, tokens under each of `models`) of the file at `path` ('-': standard input),
+    read a chunk at a time, so that a large file is counted in little memory (InputError when it
+    is not UTF-8 text). A model whose count cannot stream counts the whole text by one encode."""
+    unique: list[Model] = []
+    for m in models:
+        if all(m is not u for u in unique):
+            unique.append(m)
+    counters = [TokenCounter(m) for m in unique]
+    characters = 0
+    if path != "-" and any(c.streams() for c in counters):
+        for chunk in read_chunks(path):
+            characters += len(chunk)
+            for c in counters:
+                c.feed(chunk)
+        found = [int(c.finish()) for c in counters]
+    else:
+        found = [UNCOUNTED] * len(unique)
+    if UNCOUNTED in found:
+        text = read_text(path)
+        characters = len(text)
+        found = [
+            count(m, text) if n == UNCOUNTED else n for m, n in zip(unique, found, strict=True)
+        ]
+    by_model = {id(m): n for m, n in zip(unique, found, strict=True)}
+    return characters, [by_model[id(m)] for m in models]
 
 
 # The tokenizer files a folder may hold, as the resolver looks for them.

@@ -9,6 +9,7 @@ an ignored directory never entered. pathspec does the pattern matching.
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -34,20 +35,66 @@ def read_text(path: str) -> str:
         else:
             with open(path, "rb") as fh:
                 data = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if b"\x00" in data[:BINARY_PROBE]:
-        raise InputError(f"{path}: binary file (it contains NUL bytes), not text")
+        raise _unreadable(path, exc) from None
+    _check_binary(path, data)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{path}: not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at byte {exc.start})"
-        ) from None
+        raise _not_utf8(path, data[exc.start], exc.start) from None
+
+
+# Bytes read at a time when a file is counted in chunks (at least BINARY_PROBE).
+CHUNK_BYTES = 1 << 18
+
+
+def read_chunks(path: str, size: int = CHUNK_BYTES) -> Iterator[str]:
+    """A file's text a chunk at a time (a chunk may end inside a word or a line; a character
+    split between reads is joined by the decoder), with read_text's errors: a large file is
+    counted without holding its text. The first read covers the binary-file probe."""
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 (a generator holds it open between chunks)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    with fh:
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        offset = 0
+        while True:
+            try:
+                data = fh.read(size if offset else max(size, BINARY_PROBE))
+            except OSError as exc:
+                raise _unreadable(path, exc) from None
+            if offset == 0:
+                _check_binary(path, data)
+            held: bytes = decoder.getstate()[0]
+            try:
+                text = decoder.decode(data, final=not data)
+            except UnicodeDecodeError as exc:
+                whole = held + data
+                at = offset - len(held) + exc.start
+                raise _not_utf8(path, whole[exc.start], at) from None
+            offset += len(data)
+            if text:
+                yield text
+            if not data:
+                return
+
+
+def _unreadable(path: str, exc: OSError) -> InputError:
+    if isinstance(exc, FileNotFoundError):
+        return InputError(f"{path}: no such file")
+    if isinstance(exc, IsADirectoryError):
+        return InputError(f"{path}: is a directory")
+    return InputError(f"{path}: cannot read ({exc.strerror or exc})")
+
+
+def _check_binary(path: str, data: bytes) -> None:
+    if b"\x00" in data[:BINARY_PROBE]:
+        raise InputError(f"{path}: binary file (it contains NUL bytes), not text")
+
+
+def _not_utf8(path: str, byte: int, at: int) -> InputError:
+    return InputError(f"{path}: not UTF-8 text (invalid byte 0x{byte:02x} at byte {at})")
 
 
 @dataclass(frozen=True)

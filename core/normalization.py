@@ -48,6 +48,18 @@ class Normalization:
         """
         raise NotImplementedError
 
+    def streams(self) -> bool:
+        """Whether the normalized text of any stretch of original text depends on that stretch
+        alone (and on whether it starts or ends the text), so that a text can be normalized a
+        chunk at a time, cut anywhere (tokenline.core.counting)."""
+        return False
+
+    def normalize_part(self, text: str, first: bool, last: bool) -> str:
+        """The normalized text of `text`, a stretch of a longer original text (`first`: the
+        stretch starts it; `last`: it ends it), when streams(); the text itself need not be
+        this normalization's."""
+        raise NotImplementedError
+
 
 class IdentityNorm(Normalization):
     """The normalized text is the original text."""
@@ -80,3 +92,9 @@ class IdentityNorm(Normalization):
 
     def split_range(self, start: i64, end: i64) -> tuple[str, i64, i64, str]:
         return "", start, end, ""
+
+    def streams(self) -> bool:
+        return True
+
+    def normalize_part(self, text: str, first: bool, last: bool) -> str:
+        return text

@@ -119,6 +119,18 @@ class TrivialNorm(Normalization):
         tail: str = dummy if self.suffix else ""
         return head, start + self.prefix, end + self.prefix, tail
 
+    def streams(self) -> bool:
+        return True  # character by character, the dummy at the text's ends
+
+    def normalize_part(self, text: str, first: bool, last: bool) -> str:
+        body = self._esc(text)
+        dummy: str = SPACE_SYMBOL if self.escape else " "
+        if self.prefix and first:
+            body = dummy + body
+        if self.suffix and last:
+            body = body + dummy
+        return body
+
 
 class GeneralNorm(Normalization):
     steps: StepStore

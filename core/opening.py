@@ -68,6 +68,19 @@ class SegmentReader:
                 self._add_long(seg, segment, run)
         return total
 
+    def count(self, seg: Segmenter, segments: list[str]) -> i64:
+        """How many tokens `segments` have (the tokens _add_all would append), keeping only the
+        cache's: a count of a long text holds none of its tokens."""
+        total: i64 = 0
+        for segment in segments:
+            if len(segment) <= CACHED_SEGMENT_CHARS:
+                total += len(self._segment_tokens(segment).ids)
+            else:
+                run = empty_run()
+                self._add_long(seg, segment, run)
+                total += len(run.ids)
+        return total
+
     def _add_long(self, seg: Segmenter, segment: str, run: TokenRun) -> None:
         """A long segment cut finer where a character starts every token it is in; the parts
         go through the cache like segments (the characters of CJK text repeat)."""
