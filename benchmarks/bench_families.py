@@ -1,9 +1,11 @@
 """Benchmark of tiktoken encodings, Tekken and tokenizer.json files beside their own libraries.
 
 For each model: the per-edit latency (a random token loses a character and the rest is shuffled,
-as in bench_core) at 10 KB, 1 MB and 10 MB of English prose, beside the reference's full encode
-of the same text; an edit inside one 1 MB pre-token (a run of letters, where the library's BPE
-of the piece is the whole cost); and opening a document beside one full encode. Medians over
+as in bench_core; median, p99, p99.9 and max, right after opening and after idle work) at 10 KB,
+1 MB and 10 MB of English prose (and with --texts, of Japanese prose and Python source), beside
+the reference's full encode of the same text; edits inside one 1 MB line without breaks (a run of
+letters, one pre-token where the library's BPE of the piece is the whole cost; with --blobs,
+base64 and `aB3+/` repeated too); and opening a document beside one full encode. Medians over
 many runs in CPU time of this process (see runinfo.py), ratios taken in the same run (the
 machines are shared and noisy).
 
@@ -14,12 +16,14 @@ model Tokenline re-encodes whole on every edit gets fewer edits: each series of 
 after `--budget` seconds.
 
     TIKTOKEN_CACHE_DIR=... python benchmarks/bench_families.py [--quick] [--models o200k_base,...]
-        [--corpus text.txt]
+        [--corpus text.txt] [--texts English,Japanese,code] [--blobs letters,base64,aB3+/]
+        [--results bench_families]
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import importlib.util
 import json
 import random
@@ -33,9 +37,8 @@ from pathlib import Path
 
 import runinfo
 import trained_models
+from bench_core import TEXTS, tails, text_of, token_edit
 from bench_core import time_once as timed
-from bench_core import token_edit
-from bench_open import repeat_to
 
 from tokenline.core import COMPILED, Document, Model, load_model
 
@@ -110,10 +113,12 @@ def _prepare_all(doc: Document) -> None:
         pass
 
 
-def size_row(spec: str, prose: str, size: int, edits: int, runs: int, budget_s: float) -> dict:
+def size_row(
+    spec: str, kind: str, prose: str, size: int, edits: int, runs: int, budget_s: float
+) -> dict:
     model = load_model(spec)
     encode = reference(model)
-    text = repeat_to(prose, size)
+    text = text_of(kind, size, prose)
     opens, fulls = [], []
     for _ in range(runs):  # interleaved, so that load changes hit both alike
         opens.append(timed(Document, model, text))
@@ -124,36 +129,51 @@ def size_row(spec: str, prose: str, size: int, edits: int, runs: int, budget_s: 
     cold = None
     if model.incremental:
         first = Document(model, text)
-        cold = edits_us(first, random.Random(size + 1), min(edits, 300), budget_s)
+        cold = edits_us(first, random.Random(size + 1), edits, budget_s)
     doc = Document(model, text)
     prepare = timed(_prepare_all, doc)  # what an editor does in idle time after opening
     lat = edits_us(doc, random.Random(size), edits, budget_s)
     assert doc.ids() == model.encode(doc.text), "benchmark edits left the document inexact"
     full = statistics.median(fulls)
     return {
-        "cold_median_us": statistics.median(cold) if cold else None,
+        **(tails([t / 1e6 for t in cold], "cold_") if cold else {"cold_median_us": None}),
         "prepare_ms": prepare * 1e3,
         "model": model.name,
         "mode": mode(model),
+        "text": kind,
         "size": size,
         "edits": len(lat),
-        "median_us": statistics.median(lat),
-        "p99_us": sorted(lat)[int(0.99 * (len(lat) - 1))],
+        **tails([t / 1e6 for t in lat]),
         "full_ms": full * 1e3,
         "speedup": full * 1e6 / statistics.median(lat),
         "open_ratio": statistics.median(opens) / full,
     }
 
 
-def blob_row(spec: str, edits: int, budget_s: float) -> dict:
-    """Edits inside one 1 MB pre-token: a run of lower-case letters (base64 would not do: its
-    digits and signs cut it into short pieces). For WordPiece that is one word, longer than any
-    it splits ([UNK]); for Unigram after Metaspace, one piece."""
+BLOBS = ("letters", "base64", "aB3+/")
+
+
+def blob_text(kind: str, rng: random.Random) -> str:
+    """1 MB without a line break: a run of lower-case letters (one pre-token; for WordPiece one
+    word, longer than any it splits ([UNK]); for Unigram after Metaspace, one piece), base64 (its
+    digits and signs cut it into short pieces), or `aB3+/` repeated."""
+    if kind == "letters":
+        return "".join(rng.choice(string.ascii_lowercase) for _ in range(1_000_000))
+    if kind == "base64":
+        return base64.b64encode(rng.randbytes(750_000)).decode()
+    if kind == "aB3+/":
+        return "aB3+/" * 200_000
+    raise SystemExit(f"unknown line {kind!r} (known: {', '.join(BLOBS)})")
+
+
+def blob_row(spec: str, kind: str, edits: int, budget_s: float) -> dict:
+    """Edits inside one 1 MB line without breaks (see blob_text): one character replaced by one
+    of the same kind, so that the line stays what it is."""
     model = load_model(spec)
     rng = random.Random(7)
-    blob = "".join(rng.choice(string.ascii_lowercase) for _ in range(1_000_000))
+    blob = blob_text(kind, rng)
     text = f"data = '{blob}'\n"
-    row: dict = {"model": model.name, "mode": mode(model)}
+    row: dict = {"model": model.name, "mode": mode(model), "line": kind}
     full = timed(reference(model), text)
     row["full_ms"] = full * 1e3
     if full > BLOB_CAP_S:
@@ -169,12 +189,19 @@ def blob_row(spec: str, edits: int, budget_s: float) -> dict:
         if len(lat) >= MIN_EDITS and time.perf_counter() > stop:
             break
         at = rng.randrange(10, len(blob))
-        new = rng.choice(string.ascii_lowercase)
         old = doc.slice(at, at + 1)
+        new = rng.choice(string.ascii_lowercase if old.islower() else blob[:64])
         lat.append(timed(doc.edit, at, at + 1, new) * 1e3)
         doc.edit(at, at + 1, old)
     assert doc.ids() == model.encode(doc.text)
-    row.update(blob_ms=statistics.median(lat), edits=len(lat), first_ms=cold * 1e3)
+    ordered = sorted(lat)
+    row.update(
+        blob_ms=statistics.median(lat),
+        p99_ms=ordered[int(0.99 * (len(lat) - 1))],
+        max_ms=ordered[-1],
+        edits=len(lat),
+        first_ms=cold * 1e3,
+    )
     return row
 
 
@@ -193,30 +220,35 @@ def _times(ratio: float) -> str:
 
 def report(rows: list[dict], blobs: list[dict]) -> str:
     lines = [
-        "| model | mode | size | edits | edit median | p99 | full encode | speed-up |"
-        " open / encode | idle prepare | first edits in untouched parts |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| model | mode | text | size | edits | edit median | p99 | p99.9 | max | full encode |"
+        " speed-up | open / encode | idle prepare | right after opening: median | p99 | p99.9 |"
+        " max |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        " ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
-            f"| {r['model']} | {r['mode']} | {r['size'] // 1000:,} KB | {r['edits']:,} |"
-            f" {_us(r['median_us'])} | {_us(r['p99_us'])} | {r['full_ms']:,.1f} ms |"
+            f"| {r['model']} | {r['mode']} | {r['text']} | {r['size'] // 1000:,} KB |"
+            f" {r['edits']:,} | {_us(r['median_us'])} | {_us(r['p99_us'])} |"
+            f" {_us(r['p999_us'])} | {_us(r['max_us'])} | {r['full_ms']:,.1f} ms |"
             f" {_times(r['speedup'])} | {r['open_ratio']:.2f}× | {r['prepare_ms']:.0f} ms |"
-            f" {_us(r['cold_median_us'])} |"
+            f" {_us(r['cold_median_us'])} | {_us(r.get('cold_p99_us'))} |"
+            f" {_us(r.get('cold_p999_us'))} | {_us(r.get('cold_max_us'))} |"
         )
     lines += [
         "",
-        "| model | edit inside a 1 MB pre-token | edits | first edit there, right after opening |"
-        " full encode |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| model | 1 MB line | edit median | p99 | max | edits | first edit there, right after"
+        " opening | full encode |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for b in blobs:
         if "skipped" in b:
-            lines.append(f"| {b['model']} | not measured: {b['skipped']} | | | |")
+            lines.append(f"| {b['model']} | {b['line']} | not measured: {b['skipped']} | | | | | |")
             continue
         lines.append(
-            f"| {b['model']} | {_us(b['blob_ms'] * 1e3)} | {b['edits']} |"
-            f" {b['first_ms']:.1f} ms | {b['full_ms']:,.0f} ms |"
+            f"| {b['model']} | {b['line']} | {_us(b['blob_ms'] * 1e3)} | {_us(b['p99_ms'] * 1e3)}"
+            f" | {_us(b['max_ms'] * 1e3)} | {b['edits']} | {b['first_ms']:.1f} ms |"
+            f" {b['full_ms']:,.0f} ms |"
         )
     return "\n".join(lines)
 
@@ -242,6 +274,11 @@ def main() -> int:
     parser.add_argument(
         "--budget", type=float, default=60.0, help="seconds per series of edits (at least 5)"
     )
+    parser.add_argument("--texts", default="English", help=", ".join(TEXTS))
+    parser.add_argument(
+        "--blobs", default="letters", help="lines without breaks: " + ", ".join(BLOBS)
+    )
+    parser.add_argument("--results", default="bench_families", help="name of the results files")
     args = parser.parse_args()
     run = runinfo.start()
     prose = Path(args.corpus).read_text(encoding="utf-8")
@@ -255,12 +292,14 @@ def main() -> int:
             model = load_model(path)
             modes.append(f"{model.name}: {model.model_type}, {model.mode_note}")
             print(modes[-1], file=sys.stderr)
-            for size in sizes:
-                n_runs = runs if size < 5_000_000 else 3
-                rows.append(size_row(path, prose, size, edits, n_runs, args.budget))
-                print(json.dumps(rows[-1]), file=sys.stderr)
-            blobs.append(blob_row(path, 20 if args.quick else 50, args.budget))
-            print(json.dumps(blobs[-1]), file=sys.stderr)
+            for kind in args.texts.split(","):
+                for size in sizes:
+                    n_runs = runs if size < 5_000_000 else 3
+                    rows.append(size_row(path, kind, prose, size, edits, n_runs, args.budget))
+                    print(json.dumps(rows[-1]), file=sys.stderr)
+            for line in args.blobs.split(","):
+                blobs.append(blob_row(path, line, 20 if args.quick else 200, args.budget))
+                print(json.dumps(blobs[-1]), file=sys.stderr)
     minutes = (time.perf_counter() - started) / 60
     text = report(rows, blobs)
     print(f"compiled core: {COMPILED}; ran {minutes:.1f} min\n")
@@ -274,8 +313,8 @@ def main() -> int:
         "sizes": rows,
         "blobs": blobs,
     }
-    (out / "bench_families.json").write_text(json.dumps(results, indent=1))
-    (out / "bench_families.md").write_text(text + "\n")
+    (out / f"{args.results}.json").write_text(json.dumps(results, indent=1))
+    (out / f"{args.results}.md").write_text(text + "\n")
     return 0
 
 

@@ -83,8 +83,14 @@ def spread_label(rows: list[dict[str, Any]]) -> str:
     return f"Median at {size(sizes[-1])} / at {size(sizes[0])}"
 
 
+def english(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of English prose (runs before other texts were measured hold only those)."""
+    return [r for r in rows if r.get("text", "English") == "English"]
+
+
 def engine() -> str:
     data = load("core.json")
+    data["sizes"] = english(data["sizes"])
     lines = [
         run_line(data),
         "",
@@ -116,7 +122,7 @@ def crossover(series: dict[str, list[float]]) -> int:
 def clocks() -> str:
     """The 1 MB speed-up in CPU time and in wall-clock time, from the engine's run."""
     data = load("core.json")
-    r = next(r for r in data["sizes"] if r["size"] == 1_000_000)
+    r = next(r for r in english(data["sizes"]) if r["size"] == 1_000_000)
     return (
         f"In the engine run below (load average {data['run']['load_before']} → "
         f"{data['run']['load_after']}), the 1 MB speed-up is {times(r['speedup'])} in CPU time "
@@ -201,6 +207,52 @@ def families(tokenizer_json: bool) -> str:
     return "\n".join(lines)
 
 
+def series(r: dict[str, Any], prefix: str) -> str:
+    """`median / p99 / p99.9 / max` of one series of edits (µs, or ms from 1 ms)."""
+    keys = ("median_us", "p99_us", "p999_us", "max_us")
+    return " / ".join(us(r[prefix + k]) for k in keys)
+
+
+def tail_table(data: dict[str, Any], full_key: str) -> list[str]:
+    """Per-edit latency by text and size, after idle work and right after opening, beside the
+    reference's full encode (`full_key`, in ms) measured in the same run."""
+    lines = [
+        run_line(data),
+        "",
+        "| text | size | after idle work: median / p99 / p99.9 / max "
+        "| right after opening: median / p99 / p99.9 / max | full encode (reference) "
+        "| median speed-up |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in data["sizes"]:
+        lines.append(
+            f"| {r['text']} | {size(r['size'])} | {series(r, '')} | {series(r, 'cold_')} "
+            f"| {ms(r[full_key])} | {times(r['speedup'])} |"
+        )
+    return lines
+
+
+def tails_sentencepiece() -> str:
+    return "\n".join(tail_table(load("core.json"), "full_encode_ms"))
+
+
+def tails_tiktoken() -> str:
+    data = load("families_tails.json")
+    lines = tail_table(data, "full_ms")
+    lines += [
+        "",
+        "| 1 MB line without breaks | edit median | p99 | max | first edit there, right after "
+        "opening | full encode (reference) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for b in data["blobs"]:
+        lines.append(
+            f"| {b['line']} | {ms(b['blob_ms'])} | {ms(b['p99_ms'])} | {ms(b['max_ms'])} "
+            f"| {ms(b['first_ms'])} | {ms(b['full_ms'])} |"
+        )
+    return "\n".join(lines)
+
+
 def server() -> str:
     data = load("server.json")
     head = [run_line(data), ""] if "run" in data else []
@@ -237,15 +289,70 @@ def check() -> str:
     )
 
 
+def vscode() -> str:
+    """Tokenline in code-server: open → first count, typing echo and status latency."""
+    data = load("vscode.json")
+    t = data["targets"]
+
+    def stat(row: dict[str, Any], key: str, which: str) -> str:
+        return ms(row[key][which]) if row.get(key) else "—"
+
+    lines = [
+        run_line(data),
+        "",
+        "| file | colours | open → first count | typing echo median | echo p90 "
+        "| status median | status p90 | colours shown |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    rows = data["summary"]
+    for r in rows:
+        opened = ms(r["open_ms"]) if r["open_ms"] is not None else "never"
+        lines.append(
+            f"| {r['file']} | {'on' if r['colours'] else 'off'} | {opened} "
+            f"| {stat(r, 'echo', 'median')} | {stat(r, 'echo', 'p90')} "
+            f"| {stat(r, 'status', 'median')} | {stat(r, 'status', 'p90')} "
+            f"| {'yes' if r['coloured'] else 'no'} |"
+        )
+    steps = [r for r in rows if r.get("open_steps", {}).get("status_sent_ms") is not None]
+    if steps:
+        lines += [
+            "",
+            "| file | colours | the editor shows the text | didOpen reaches the server "
+            "| the server sends the status | the count shows | the server's didOpen: CPU |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for r in steps:
+            at = r["open_steps"]
+            lines.append(
+                f"| {r['file']} | {'on' if r['colours'] else 'off'} | {ms(at['editor_ms'])} "
+                f"| {ms(at['at_server_ms'])} | {ms(at['status_sent_ms'])} | {ms(r['open_ms'])} "
+                f"| {ms(at['server_cpu_ms']) if at.get('server_cpu_ms') is not None else '—'} |"
+            )
+    p90 = {r["colours"]: r["echo"]["p90"] for r in rows if r["file"] == "1 MB" and r["echo"]}
+    ratio = times(p90[True] / p90[False]) if len(p90) == 2 else "—"
+    lines += [
+        "",
+        f"{data['keys']} keys typed {data['interval_ms']} ms apart per file and round, "
+        f"{max(r['rounds'] for r in rows)} rounds; medians and p90 over every key. Typing echo "
+        f"p90 at 1 MB, colours on / off: {ratio} (target ≤ {t['echo_p90_colours_ratio']}×). "
+        f"Targets for open → first count: ≤ {sec(t['open_1mb_s'])} at 1 MB, "
+        f"≤ {sec(t['open_5mb_s'])} at 5 MB.",
+    ]
+    return "\n".join(lines)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "engine": engine,
     "thesis": thesis,
     "clocks": clocks,
     "opening": opening,
+    "tails-sentencepiece": tails_sentencepiece,
+    "tails-tiktoken": tails_tiktoken,
     "tiktoken": lambda: families(tokenizer_json=False),
     "tokenizer-json": lambda: families(tokenizer_json=True),
     "server": server,
     "check": check,
+    "vscode": vscode,
 }
 
 

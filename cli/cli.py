@@ -19,9 +19,19 @@ from pathlib import Path
 from typing import TextIO
 
 from tokenline import __version__
+from tokenline.chat import ESTIMATE_MARK, record_lines, summary
 from tokenline.config import CONFIG_NAMES, Budget, ConfigError, ProjectConfig
 from tokenline.core import BUNDLED_DEFAULT, COMPILED, Document, Model, ModelError
-from tokenline.measure import DEFAULT_CONTEXT_WINDOW, Measurement, Measurer, Overrides, count
+from tokenline.measure import (
+    CHAT_AUTO,
+    CHAT_OFF,
+    CHAT_ONLY,
+    DEFAULT_CONTEXT_WINDOW,
+    Measurement,
+    Measurer,
+    Overrides,
+    count,
+)
 from tokenline.models import add_parser as add_models_parser
 from tokenline.models import cmd_models
 from tokenline.report import (
@@ -31,6 +41,8 @@ from tokenline.report import (
     count_line,
     empty_summary,
     json_report,
+    limit_phrase,
+    plural,
     total_line,
 )
 from tokenline.walk import FileWalker, Found, InputError, read_text
@@ -110,6 +122,16 @@ def _add_measure_options(p: argparse.ArgumentParser, several: bool) -> None:
         "tokenline.toml) instead of looking up from each file",
     )
     p.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
+    if several:
+        p.add_argument(
+            "--chat",
+            action="store_true",
+            help="count chat files (JSON Lines with a messages array per line, JSON or YAML "
+            "holding messages) per conversation, as the first model is billed: its chat "
+            "template, Tekken's chat encoding, or OpenAI's rule for tiktoken encodings (an "
+            "estimate, marked ≈); a summary per file (count, min, median, p95, max, over the "
+            "limit); with --json, each file's records",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -250,7 +272,8 @@ def measure_one(measurer: Measurer, found: Found, run: Run, err: TextIO) -> Meas
 def overrides(args: argparse.Namespace) -> Overrides:
     """What the command line of `count` or `check` sets (`count` may name several models)."""
     first, *more = args.model or [None]
-    return Overrides(first, args.context_window, args.config, tuple(more))
+    chat = CHAT_AUTO if args.command == "check" else CHAT_ONLY if args.chat else CHAT_OFF
+    return Overrides(first, args.context_window, args.config, tuple(more), chat)
 
 
 def measurements(args: argparse.Namespace, run: Run, err: TextIO) -> Iterator[Measurement]:
@@ -276,19 +299,42 @@ def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     run = Run(checking=False)
     several = args.model is not None and len(args.model) > 1
     for m in measurements(args, run, err):
-        if not args.json:
-            if several and len(run.measured) == 1:
-                out.write(count_header(m) + "\n")
-            out.write(count_line(m) + "\n")
+        if args.json:
+            continue
+        if m.records is not None:
+            out.write(chat_block(m))
+            continue
+        if several and len(run.measured) == 1:
+            out.write(count_header(m) + "\n")
+        out.write(count_line(m) + "\n")
     if run.fatal is not None:
         return run.fatal
     if args.json:
         out.write(json_report(run.measured))
-    elif len(run.measured) > 1:
+    elif len(run.measured) > 1 and not args.chat:
         out.write(total_line(run.measured) + "\n")
     if run.empty:
         err.write(empty_summary("count", run.skipped, run.excluded) + "\n")
     return run.exit_code()
+
+
+def chat_block(m: Measurement) -> str:
+    """A chat file under `count --chat`: a heading, a row per conversation, the summary."""
+    assert m.records is not None
+    lines = [f"{m.path}: {m.model}, {m.chat_how}"]
+    lines += ["  " + line for line in record_lines(m.records, m.limit)]
+    lines.append("  " + summary(m.records, m.limit, limit_phrase(m)))
+    return "".join(line + "\n" for line in lines)
+
+
+def chat_check_lines(m: Measurement) -> list[str]:
+    """`data.jsonl:12: 9,000 tokens, 808 over the context window of 8,192`, per conversation."""
+    lines = []
+    for r in m.over_records:
+        assert r.tokens is not None
+        what = f"{ESTIMATE_MARK if r.estimate else ''}{plural(r.tokens, 'token')}"
+        lines.append(f"{m.path}:{r.line}: {what}, {r.over(m.limit):,} over {limit_phrase(m)}")
+    return lines
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -306,7 +352,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if m.over:
             over += 1
             if not args.json:
-                out.write(check_line(m) + "\n")
+                lines = [check_line(m)] if m.records is None else chat_check_lines(m)
+                out.write("".join(line + "\n" for line in lines))
     if run.fatal is not None:
         return run.fatal
     if args.json:

@@ -13,12 +13,31 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from tokenline.chat import ChatRecord, chat_records, mode_phrase
 from tokenline.config import Budget, ConfigError, ConfigFinder, ProjectConfig, show_value
-from tokenline.core import LISTED_FILES, Model, ModelError, bundled_models, resolve_model
+from tokenline.core import (
+    LISTED_FILES,
+    ChatBiller,
+    ChatError,
+    Model,
+    ModelError,
+    bundled_models,
+    chat_kind,
+    resolve_model,
+)
 from tokenline.core.resolve import is_tekken_file
-from tokenline.walk import read_text
+from tokenline.walk import InputError, read_text
 
 DEFAULT_CONTEXT_WINDOW = 8192
+# How chat files are counted: as text ("off"), per conversation when a file is one ("auto",
+# `check`), or per conversation with any other file an error ("only", `count --chat`).
+CHAT_OFF = "off"
+CHAT_AUTO = "auto"
+CHAT_ONLY = "only"
+NOT_CHAT = (
+    "not a chat file (JSON Lines with a messages array on each line, or a .json/.yaml file "
+    "holding messages)"
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +49,7 @@ class Overrides:
     config: Path | None = None
     # More models each file is counted with (`count --model A --model B`), after `model`.
     more_models: tuple[str, ...] = ()
+    chat: str = CHAT_OFF
 
 
 @dataclass(frozen=True)
@@ -49,6 +69,12 @@ class Measurement:
     # The model a budget that names one counts, and its count of the file.
     budget_model: str | None = None
     budget_tokens: int | None = None
+    # A chat file's conversations, each held to the limit alone (None for other files), and how
+    # they were counted.
+    records: tuple[ChatRecord, ...] | None = None
+    # ChatBiller.mode ("template", "mistral", "estimate", "contents only"), and in words.
+    chat_mode: str | None = None
+    chat_how: str | None = None
 
     @property
     def limit(self) -> int:
@@ -66,8 +92,15 @@ class Measurement:
 
     @property
     def over(self) -> int:
-        """Tokens beyond the limit; 0 within it."""
+        """Tokens beyond the limit (a chat file: its largest conversation's); 0 within it."""
+        if self.records is not None:
+            return max((r.over(self.limit) for r in self.records), default=0)
         return max(0, self.held - self.limit)
+
+    @property
+    def over_records(self) -> list[ChatRecord]:
+        """A chat file's conversations over the limit."""
+        return [r for r in self.records or () if r.over(self.limit)]
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -83,7 +116,13 @@ class Measurement:
             "budget_model": self.budget_model,
             "budget_tokens": self.budget_tokens,
             "models": [{"model": name, "tokens": n} for name, n in self.counts],
+            **self._chat_json(),
         }
+
+    def _chat_json(self) -> dict[str, object]:
+        if self.records is None:
+            return {}
+        return {"chat_mode": self.chat_mode, "records": [r.as_json() for r in self.records]}
 
 
 class Measurer:
@@ -104,6 +143,8 @@ class Measurer:
         self._failed: dict[tuple[str, Path | None], ModelError] = {}
         self._broken: dict[Path, ConfigError] = {}
         self._explicit: ProjectConfig | None = None
+        # A biller per model (by identity), each keeping its conversations' bills.
+        self._billers: dict[int, ChatBiller] = {}
         if overrides.config is not None:
             try:
                 self._explicit = self.finder.load(overrides.config)
@@ -202,7 +243,14 @@ class Measurer:
         if budget is not None and budget.model is not None and config is not None:
             held = self.budget_model(budget, config)
         text = read_text(path)
+        kind = None if self.overrides.chat == CHAT_OFF else chat_kind(path, text)
+        if kind is None and self.overrides.chat == CHAT_ONLY:
+            raise InputError(f"{path}: {NOT_CHAT}")
         counts = [(m.name, count(m, text)) for m in models]
+        records, biller = None, None
+        if kind is not None:
+            biller = self.biller(held or models[0])
+            records = chat_records(biller, text, kind)
         return Measurement(
             path=path,
             tokens=counts[0][1],
@@ -215,7 +263,20 @@ class Measurer:
             models=tuple(counts),
             budget_model=None if held is None else held.name,
             budget_tokens=None if held is None else _count_again(held, models, counts, text),
+            records=records,
+            chat_mode=None if biller is None else biller.mode,
+            chat_how=None if biller is None else mode_phrase(biller),
         )
+
+    def biller(self, model: Model) -> ChatBiller:
+        """The chat biller of a model, made once per run."""
+        found = self._billers.get(id(model))
+        if found is None:
+            try:
+                found = self._billers[id(model)] = ChatBiller.for_model(model)
+            except ChatError as exc:
+                raise ModelError(model.path, str(exc)) from None
+        return found
 
 
 def count(model: Model, text: str) -> int:

@@ -17,6 +17,14 @@ from tokenline.core import document as _document
 from tokenline.core.catalog import TIKTOKEN as TIKTOKEN_KIND
 from tokenline.core.catalog import WORKSPACE as WORKSPACE_KIND
 from tokenline.core.catalog import CatalogEntry, model_catalog
+from tokenline.core.chatbill import Bill, ChatBiller, ChatError
+from tokenline.core.chatfile import (
+    ChatMessage,
+    Conversation,
+    chat_kind,
+    parse_chat,
+    parse_jsonl_line,
+)
 from tokenline.core.document import Document
 from tokenline.core.loader import (
     BUNDLED_DEFAULT,
@@ -68,7 +76,12 @@ __all__ = [
     "UTF16",
     "UTF32",
     "WORKSPACE_KIND",
+    "Bill",
     "CatalogEntry",
+    "ChatBiller",
+    "ChatError",
+    "ChatMessage",
+    "Conversation",
     "Document",
     "Model",
     "ModelError",
@@ -77,6 +90,7 @@ __all__ = [
     "bundled_model_path",
     "bundled_models",
     "cached_tiktoken_encodings",
+    "chat_kind",
     "count_breaks",
     "find_in_hf_cache",
     "hf_cached_repos",
@@ -84,6 +98,8 @@ __all__ = [
     "load_model",
     "load_model_file",
     "model_catalog",
+    "parse_chat",
+    "parse_jsonl_line",
     "resolve_model",
     "tiktoken_cache_dir",
     "units8",

@@ -38,10 +38,14 @@ from tokenline.core.tokens import (
 from tokenline.core.vocab import Vocabulary
 from tokenline.core.window import NO_EDIT, Edges, Neighborhood, Stats, Window
 
-# Characters on each side of an edit or a selection end whose pre-token starts are found before
-# the window loop runs (lazy_cuts), and read past the last sure cut when finding them.
+# Characters on each side of a selection end whose pre-token starts are found before the window
+# loop runs (lazy_cuts), and read past the last sure cut when finding them.
 KNOW_MARGIN: Final = 1024
 KNOW_AHEAD: Final = 64
+# The same on each side of an edit: most windows fit; one that reaches past learns more
+# (`before_widen`), so the first edit in an untouched part scans about what its window reads.
+EDIT_KNOW: Final = 64
+ALL_KNOWN: Final = 1 << 62
 
 
 class PreTokenFamily(Family):
@@ -131,6 +135,12 @@ class PreTokenEdges(Edges):
     known_upto: i64
     # The edit being settled lies inside a long pre-token that stays one (see _keeps_run).
     keeps_run: bool
+    # Around the edit being settled, old tokens [edit_k0, edit_k1] (normalized old offsets
+    # [edit_lo, edit_hi], both sure cuts) know whether they start a pre-token (±ALL_KNOWN: all).
+    edit_k0: i64
+    edit_k1: i64
+    edit_lo: i64
+    edit_hi: i64
 
     def __init__(
         self, family: PreTokenFamily, norm: Normalization, toks: TokenStore, stats: Stats
@@ -141,6 +151,10 @@ class PreTokenEdges(Edges):
         self.stats = stats
         self.known_upto = 0
         self.keeps_run = False
+        self.edit_k0 = 0
+        self.edit_k1 = 0
+        self.edit_lo = 0
+        self.edit_hi = 0
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -171,11 +185,19 @@ class PreTokenEdges(Edges):
         total: i64 = self.norm.length()
         if self._all_known(max(0, lo), min(total, hi)):
             return  # found before (a window's tokens, an earlier edit's stretch)
-        s: i64 = self._sync(max(0, lo), True)
-        e: i64 = self._sync(min(total, hi), False)
+        s: i64 = self._sync(max(0, lo), True, 0)
+        e: i64 = self._sync(min(total, hi), False, 0)
+        self._learn(s, e, 0, total)
+
+    def _learn(self, s: i64, e: i64, shift: i64, limit: i64) -> None:
+        """Finds which old tokens from sure cut s to sure cut e (old normalized offsets; the
+        token at e included) start a pre-token. Their text is the current text at offsets
+        `shift` further on, read up to `limit` at most (past e: what an edit left as it was)."""
         toks = self.toks
         k0: i64 = toks.at(s)
         k1: i64 = toks.at(e)
+        if k1 < toks.size():
+            k1 += 1  # e is a cut: the token starting there starts a pre-token
         if k0 >= k1:
             return
         ids, lens, joins, _ = toks.window(k0, k1)
@@ -186,7 +208,7 @@ class PreTokenEdges(Edges):
                 break
         if unknown:
             # Reading KNOW_AHEAD past e: cuts up to e depend on at most a few characters there.
-            text = self.norm.slice(s, min(total, e + KNOW_AHEAD))
+            text = self.norm.slice(s + shift, min(limit, e + shift + KNOW_AHEAD))
             toks.replace(k0, k1, ids, lens, self.family.pretoken_joins(text, lens, joins))
 
     def prepare(self, budget: i64) -> bool:
@@ -195,7 +217,7 @@ class PreTokenEdges(Edges):
             return False
         start: i64 = self.known_upto
         self.know(start, start + budget)
-        self.known_upto = self._sync(min(total, start + budget), False)
+        self.known_upto = self._sync(min(total, start + budget), False, 0)
         return self.known_upto < total
 
     def _all_known(self, lo: i64, hi: i64) -> bool:
@@ -209,38 +231,55 @@ class PreTokenEdges(Edges):
             i += 1
         return True
 
-    def _sync(self, pos: i64, down: bool) -> i64:
-        """A surely-cut offset at or before pos (down) or at or after it, else 0 or the end."""
-        total: i64 = self.norm.length()
-        span: i64 = KNOW_MARGIN
-        while True:
-            if down:
-                if pos <= 0:
-                    return 0
-                a: i64 = max(0, pos - span)
-                found: i64 = self.family.sync_in(self.norm.slice(a, pos + 1), True)
-                if found >= 0:
-                    return a + found
-                if a == 0:
-                    return 0
-            else:
-                if pos >= total:
-                    return total
-                b: i64 = min(total, pos + span)
-                lo: i64 = pos - 1 if pos > 0 else 0
-                found = self.family.sync_in(self.norm.slice(lo, b), False)
-                if found >= 0:
-                    return lo + found
-                if b == total:
-                    return total
-            span *= 2
+    def _sync(self, pos: i64, down: bool, shift: i64, span: i64 = KNOW_MARGIN) -> i64:
+        return sure_cut(self.family, self.norm, pos, down, shift, span)
 
     # -- edits -------------------------------------------------------------------------------
 
     def before_edit(self, start: i64, end: i64) -> None:
-        if self.family.lazy_cuts:
-            norm = self.norm
-            self.know(norm.to_norm(start) - KNOW_MARGIN, norm.to_norm(end) + KNOW_MARGIN)
+        toks = self.toks
+        self.edit_k0 = -ALL_KNOWN
+        self.edit_k1 = ALL_KNOWN
+        if not self.family.lazy_cuts:
+            return
+        norm = self.norm
+        total: i64 = norm.length()
+        if self.known_upto >= total:
+            return  # every token knows (prepared)
+        ns: i64 = norm.to_norm(start)
+        s: i64 = self._sync(max(0, ns - EDIT_KNOW), True, 0, 2 * EDIT_KNOW)
+        e: i64 = self._sync(min(total, norm.to_norm(end) + EDIT_KNOW), False, 0, 2 * EDIT_KNOW)
+        self._learn(s, e, 0, total)
+        self.edit_lo = s
+        self.edit_hi = e
+        self.edit_k0 = toks.at(s)
+        self.edit_k1 = toks.at(e)
+
+    def before_widen(self, w: Window, near: Neighborhood, lo_k: i64, hi_k: i64) -> None:
+        """Before a window's edges move to old tokens lo_k and hi_k: the tokens out to there
+        learn whether they start a pre-token (an edge never stops at one still unknown), in
+        stretches twice as long each time, from text the edit left as it was."""
+        if w.ns == NO_EDIT or (lo_k >= self.edit_k0 and hi_k <= self.edit_k1):
+            return
+        toks = self.toks
+        learned: bool = False
+        while w.move_left and lo_k < self.edit_k0 and self.edit_lo > 0:
+            span: i64 = max(2 * EDIT_KNOW, 2 * (w.ns - self.edit_lo))
+            s: i64 = self._sync(max(0, self.edit_lo - span), True, 0, span)
+            self._learn(s, self.edit_lo, 0, w.ns)
+            self.edit_lo = s
+            self.edit_k0 = toks.at(s)
+            learned = True
+        old_total: i64 = self.norm.length() - w.delta
+        while w.move_right and hi_k > self.edit_k1 and self.edit_hi < old_total:
+            span = max(2 * EDIT_KNOW, 2 * (self.edit_hi - w.ne_old))
+            e: i64 = self._sync(min(old_total, self.edit_hi + span), False, w.delta, span)
+            self._learn(self.edit_hi, e, w.delta, self.norm.length())
+            self.edit_hi = e
+            self.edit_k1 = toks.at(e)
+            learned = True
+        if learned:
+            near.refresh()
 
     def edited(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
         if ns < self.known_upto:
@@ -377,6 +416,36 @@ class PreTokenEdges(Edges):
         limit: i64 = w.ns if w.move_right else w.b_fixed
         ahead: str = self.norm.slice(a, min(limit, a + self.family.ahead_chars))
         return a + self.family.reach_after(ahead) <= limit
+
+
+def sure_cut(
+    family: PreTokenFamily, norm: Normalization, pos: i64, down: bool, shift: i64, span: i64
+) -> i64:
+    """A surely-cut offset at or before pos (down) or at or after it, else 0 or the end; old
+    offsets, whose text is the current text `shift` further on. The search reads `span`
+    characters first, twice as many each time that finds none."""
+    total: i64 = norm.length() - shift
+    while True:
+        if down:
+            if pos <= 0:
+                return 0
+            a: i64 = max(0, pos - span)
+            found: i64 = family.sync_in(norm.slice(a + shift, pos + 1 + shift), True)
+            if found >= 0:
+                return a + found
+            if a == 0:
+                return 0
+        else:
+            if pos >= total:
+                return total
+            b: i64 = min(total, pos + span)
+            lo: i64 = pos - 1 if pos > 0 else 0
+            found = family.sync_in(norm.slice(lo + shift, b + shift), False)
+            if found >= 0:
+                return lo + found
+            if b == total:
+                return total
+        span *= 2
 
 
 # -- the old tokens' pre-tokens, from their join flags ----------------------------------------

@@ -175,6 +175,7 @@ class Retokenizer:
         step_r: i64 = FIRST_STEP
         edges = self.edges
         while True:
+            edges.before_widen(w, near, w.kl - step_l, w.kr + step_r)
             wl: i64 = near.boundary_down(w.kl - step_l) if w.move_left else w.kl
             wr: i64 = near.boundary_up(w.kr + step_r) if w.move_right else w.kr
             if wl <= w.floor or wr >= w.ceiling:

@@ -126,6 +126,10 @@ class Edges:
     def begin(self, w: Window, near: Neighborhood, ne_new: i64) -> None:
         """An edit's window is about to be settled."""
 
+    def before_widen(self, w: Window, near: Neighborhood, lo_k: i64, hi_k: i64) -> None:
+        """The window's edges are about to move to old tokens lo_k and hi_k (or the nearest
+        boundaries beyond): what the strategy must learn of the old tokens out to there."""
+
     def accepts(self, w: Window, near: Neighborhood) -> bool:
         """Whether an edit's settled window may replace the old tokens (else: encode whole)."""
         return True
@@ -185,6 +189,10 @@ class Neighborhood:
         self.lens = lens
         self.joins = joins
         self.starts = starts
+
+    def refresh(self) -> None:
+        """Copies the same tokens again (the store changed their flags)."""
+        self._fetch(self.k0, self.k1)
 
     def _cover(self, k: i64) -> None:
         """Widens the copy (geometrically) until it holds index k (k == size() allowed)."""

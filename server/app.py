@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
 
@@ -27,15 +28,16 @@ from pygls.protocol.language_server import lsp_method
 from tokenline import __version__
 from tokenline.core import COMPILED, UTF16, load_model
 from tokenline.server.budgets import ProjectFeature
+from tokenline.server.chat import ChatFeature
 from tokenline.server.compare import CompareFeature
 from tokenline.server.configuration import ConfigurationFeature
 from tokenline.server.counts import CountsFeature
 from tokenline.server.diagnostics import DiagnosticsFeature
 from tokenline.server.dispatch import Features, logged
-from tokenline.server.feature import Change, DocState, Feature, Handler, Host
+from tokenline.server.feature import Change, DocState, Feature, Handler, Host, TextView
 from tokenline.server.hover import HoverFeature
 from tokenline.server.idle import IdleWork
-from tokenline.server.memory import LARGE, give_back
+from tokenline.server.memory import LARGE, give_back, settle
 from tokenline.server.models import ModelsFeature
 from tokenline.server.positions import unit_of
 from tokenline.server.sections import SectionsFeature
@@ -48,6 +50,8 @@ from tokenline.server.transport import run_stdio, run_tcp, setup_logging
 log = logging.getLogger("tokenline.server")
 
 EXIT_USAGE = 2
+# Chat files this long open with their first encode in idle time, after their hints and totals.
+DEFER_CHAT_CHARS = 2_000_000
 DEFAULT_HOST = "127.0.0.1"
 
 
@@ -98,6 +102,8 @@ class TokenlineServer(LanguageServer):
         # Work done while no input waits: finishing openings, whole re-encodes (idle.py).
         self.idle = IdleWork()
         self.store = DocumentStore(self.idle, self.caught_up)
+        # Models whose documents' heap the collector has settled (memory.settle).
+        self._settled: set[int] = set()
         # The features whose data makes a document's settings and model.
         self.configuration = ConfigurationFeature(self)
         self.project = ProjectFeature(self)
@@ -105,6 +111,8 @@ class TokenlineServer(LanguageServer):
         # Each document under other models (its models from the models feature), which the
         # status and the diagnostics count with.
         self.compare = CompareFeature(self, self.models)
+        # Chat files' conversations, which the status and the diagnostics show.
+        self.chat = ChatFeature(self)
         # Every feature, in the order its hooks run (the user's configuration is pulled before
         # the project's files are watched; the other models follow a change before the status
         # is published; status before diagnostics).
@@ -115,8 +123,9 @@ class TokenlineServer(LanguageServer):
                 self.project,
                 self.models,
                 self.compare,
-                StatusFeature(self, self.compare),
-                DiagnosticsFeature(self, self.compare),
+                self.chat,
+                StatusFeature(self, self.compare, self.chat),
+                DiagnosticsFeature(self, self.compare, self.chat),
                 SemanticTokensFeature(self),
                 HoverFeature(self),
                 SectionsFeature(self),
@@ -145,6 +154,12 @@ class TokenlineServer(LanguageServer):
 
     def document(self, uri: str) -> DocState:
         return self.store.require(uri)
+
+    def text(self, uri: str) -> TextView:
+        return self.store.text(uri)
+
+    def later(self, kind: str, uri: str, step: Callable[[], bool]) -> None:
+        self.idle.add(kind, uri, step)
 
     def folders(self) -> list[str]:
         try:
@@ -196,21 +211,33 @@ class TokenlineServer(LanguageServer):
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         """Opens the document and publishes its count at once, before the requests the client
         sent behind the didOpen (colours, hints) are answered."""
+        start, cpu = time.perf_counter(), time.thread_time()
         uri = params.text_document.uri
         settings = self.settings_for(uri)
         model, problem = self.models.for_document(uri, settings, None)
-        st = self.store.open(params.text_document, settings, model)
+        text = params.text_document.text
+        # A large chat file's hints and totals come from its text; its encode waits (catchup.py).
+        defer = len(text) >= DEFER_CHAT_CHARS and self.chat.opening(uri, text) is not None
+        st = self.store.open(params.text_document, settings, model, defer)
         st.model_problem = problem
         self.features.each("document_opened", st)
         self.pending.discard(uri)
         self.features.each("publish", st)
-        self.give_back_later(int(st.doc.length()))
+        self.give_back_later(int(st.doc.length()), new_model=id(model) not in self._settled)
+        log.debug(
+            "didOpen %s: %d characters, status sent in %.1f ms, cpu %.1f ms",
+            uri,
+            st.doc.length(),
+            (time.perf_counter() - start) * 1e3,
+            (time.thread_time() - cpu) * 1e3,
+        )
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         changed = self.store.change(params, self.unit)
         if changed is None:
             return
         st, change = changed
+        self.features.each("text_changed", st, change)
         if st.pending:
             self.mark(st.uri)  # the status says the tokens are catching up (catchup.py)
         else:
@@ -227,13 +254,16 @@ class TokenlineServer(LanguageServer):
         self.features.each("document_changed", st, change)
         self.mark(st.uri)
 
-    def give_back_later(self, chars: int) -> None:
-        """After opening or closing a document of `chars` characters: in idle time, once the
-        message is gone too, hands the heap's free pages back when it was large (memory.py)."""
-        if chars >= LARGE:
+    def give_back_later(self, chars: int, new_model: bool = False) -> None:
+        """After opening or closing a document of `chars` characters, or a model's first
+        document: in idle time, once the message is gone too, hands the heap's free pages back
+        when it was large and settles the collector's heap (memory.py)."""
+        if chars >= LARGE or new_model:
             self.idle.add("give back", "", self._give_back)
 
     def _give_back(self) -> bool:
+        settle()
+        self._settled.update(id(st.doc.model) for st in self.store)
         give_back()
         return False  # one slice
 

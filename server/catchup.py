@@ -12,6 +12,11 @@ between the first and the last character any edit touched, and so re-encodes onc
 text; a version superseded before its re-encode began is never encoded. Meanwhile the document
 is `pending`: its status says so, its diagnostics wait, and requests that need its tokens get a
 ServerCancelled answer (the client asks again after the refresh sent when the tokens catch up).
+
+A large chat file (server/chat.py counts its conversations from the text alone) opens the same
+way: its text goes to a backlog at once and its first encode is a low idle job, after the work
+that answers the user (hints of the visible lines, the conversations' totals), so that opening
+a 100 MB JSONL file does not wait for seconds of encoding before the first hints.
 """
 
 from __future__ import annotations
@@ -98,6 +103,15 @@ class CatchUp:
         self._caught_up = caught_up
         self._seconds: dict[str, float] = {}
         self._backlogs: dict[str, Backlog] = {}
+        # Documents opened with their first encode deferred (their Document is still empty).
+        self._opening: set[str] = set()
+
+    def defer(self, st: DocState, text: str) -> None:
+        """Opens the document with its text in a backlog; its tokens are made in idle time."""
+        self._backlogs[st.uri] = Backlog(text)
+        self._opening.add(st.uri)
+        st.pending = True
+        self._idle.add(CATCH_UP, st.uri, lambda: self._catch_up(st), low=True)
 
     def took(self, st: DocState, seconds: float, text: str | None = None) -> None:
         """The document's tokens were just made whole in `seconds`: from `text` (opened or
@@ -119,12 +133,17 @@ class CatchUp:
             st.pending = True
         return found
 
+    def backlog_of(self, st: DocState) -> Backlog | None:
+        """The document's backlog while it is pending (its newest text), else None."""
+        return self._backlogs.get(st.uri) if st.pending else None
+
     def edited(self, st: DocState, change: Change) -> None:
         """A didChange went to the document's backlog: its re-encode waits for a pause again."""
         backlog = self._backlogs[st.uri]
         backlog.change = backlog.change.then(change)
         pause = min(PAUSE_SHARE * self._seconds.get(st.uri, 0.0), PAUSE_CAP)
-        self._idle.add(CATCH_UP, st.uri, lambda: self._catch_up(st), pause)
+        low = st.uri in self._opening
+        self._idle.add(CATCH_UP, st.uri, lambda: self._catch_up(st), pause, low)
 
     def text(self, st: DocState) -> str:
         """The document's newest text."""
@@ -134,16 +153,33 @@ class CatchUp:
     def drop(self, st: DocState) -> None:
         """Forgets the document's backlog (re-tokenized from its newest text)."""
         self._backlogs.pop(st.uri, None)
+        self._opening.discard(st.uri)
         st.pending = False
 
     def forget(self, uri: str) -> None:
         self._backlogs.pop(uri, None)
         self._seconds.pop(uri, None)
+        self._opening.discard(uri)
+
+    def _open(self, st: DocState, backlog: Backlog) -> None:
+        """The deferred first encode: the Document of the newest text, as opening makes it."""
+        text = backlog.rope.text()
+        start = time.perf_counter()
+        st.doc = Document(st.doc.model, text)
+        seconds = time.perf_counter() - start
+        log.info(
+            "%s: encoded in idle time in %.0f ms, version %s", st.uri, seconds * 1e3, st.version
+        )
+        self.took(st, seconds, text)
+        self._caught_up(st, EVERYTHING)
 
     def _catch_up(self, st: DocState) -> bool:
         """The document's tokens re-encoded once, for its newest text (one slice of idle work)."""
         backlog = self._backlogs.get(st.uri)
         if backlog is None or not st.pending:
+            return False
+        if st.uri in self._opening:
+            self._open(st, backlog)
             return False
         a, b, text = backlog.combined(int(st.doc.length()))
         change = backlog.change

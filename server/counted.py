@@ -1,11 +1,14 @@
 """A document's counts under models other than its own: what the compare unit (compare.py) gives
 the status and the diagnostics. Neither imports the other: the server hands the compare unit to
-them as `OtherModels` (NO_OTHER_MODELS when there is none)."""
+them as `OtherModels` (NO_OTHER_MODELS when there is none). Likewise the chat unit (chat.py)
+gives them a chat file's conversations as `ChatFiles`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
+
+from lsprotocol import types
 
 from tokenline.core import Document
 from tokenline.server.feature import DocState
@@ -63,3 +66,25 @@ def count_fields(c: ModelCount) -> dict[str, object]:
     if c.error is not None:
         fields["error"] = c.error
     return fields
+
+
+class ChatFiles(Protocol):
+    """A chat file's conversations (the chat unit, chat.py), for the status and the
+    diagnostics; None for a document that is no chat file."""
+
+    def chat_status(self, st: DocState) -> dict[str, object] | None:
+        """The status's `chat` object."""
+
+    def chat_diagnostics(self, st: DocState) -> list[types.Diagnostic] | None:
+        """The diagnostics of its conversations, instead of the document's own."""
+
+
+class _NoChatFiles:
+    def chat_status(self, st: DocState) -> dict[str, object] | None:
+        return None
+
+    def chat_diagnostics(self, st: DocState) -> list[types.Diagnostic] | None:
+        return None
+
+
+NO_CHAT_FILES: ChatFiles = _NoChatFiles()

@@ -1,19 +1,23 @@
 """The limit diagnostics: an Error over what does not fit, a Warning when close. The limit is the
 document's budget from the project configuration when it has one, else the context window. A
 budget that names a model holds that model's count of the text (kept by the compare unit, handed
-here by the server as `OtherModels`); while that model cannot be loaded, the window applies."""
+here by the server as `OtherModels`); while that model cannot be loaded, the window applies. A
+chat file's diagnostics are its conversations' (chat.py, handed here as `ChatFiles`)."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 
 from lsprotocol import types
 
 from tokenline.core import Document
-from tokenline.server.counted import NO_OTHER_MODELS, OtherModels
+from tokenline.server.counted import NO_CHAT_FILES, NO_OTHER_MODELS, ChatFiles, OtherModels
 from tokenline.server.feature import DocState, Feature, Host
 from tokenline.server.settings import Settings
 from tokenline.server.text import fmt
+
+log = logging.getLogger("tokenline.server")
 
 SOURCE = "tokenline"
 CODE_OVER = "context-window"
@@ -150,19 +154,30 @@ def key(diags: list[types.Diagnostic]) -> tuple[object, ...]:
 class DiagnosticsFeature(Feature):
     """Publishes each document's diagnostics when they differ from what it last published."""
 
-    def __init__(self, host: Host, others: OtherModels = NO_OTHER_MODELS) -> None:
+    def __init__(
+        self, host: Host, others: OtherModels = NO_OTHER_MODELS, chats: ChatFiles = NO_CHAT_FILES
+    ) -> None:
         super().__init__(host)
         self.others = others
+        self.chats = chats
         self._published: dict[str, tuple[object, ...]] = {}
 
     def document_opened(self, st: DocState) -> None:
         self._published.pop(st.uri, None)
 
     def publish(self, st: DocState) -> None:
-        if st.pending:
-            return  # positions in the older text: the ones shown stay until the tokens catch up
-        doc, settings, model = measured(st, self.others)
-        diags = compute(doc, settings, self.host.unit, model)
+        # A chat file's conversations are held to the limit one by one, not the whole file.
+        try:
+            diags = self.chats.chat_diagnostics(st)
+        except Exception:
+            # The conversations are their unit's; the limit applies to the text meanwhile.
+            log.error("%s: the chat file's diagnostics failed", self.name, exc_info=True)
+            diags = None
+        if diags is None:
+            if st.pending:
+                return  # positions in the older text: they stay until the tokens catch up
+            doc, settings, model = measured(st, self.others)
+            diags = compute(doc, settings, self.host.unit, model)
         published = key(diags)
         if self._published.get(st.uri) == published:
             return

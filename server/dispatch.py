@@ -5,6 +5,12 @@ and the other features still run and publish: a bug in the section counts never 
 status or the diagnostics. An LSP handler that fails is logged the same way, then answered
 with an error by pygls as before; an error answer a handler means (InvalidParams for a
 document that is not open) is not a failure and is not logged here.
+
+Several features may answer one method (inlay hints: Markdown sections and chat files; hover:
+the token and the chat message under the cursor): each is asked on its own and the answers are
+merged, lists joined and hovers' texts one under the other. A handler answers None for a
+document that is not its kind. One that fails costs only its part; an error answer one means
+(ServerCancelled while the tokens catch up) is the answer only when no other feature answered.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tokenline.server.feature import Feature, Handler
@@ -23,6 +30,7 @@ log = logging.getLogger("tokenline.server")
 Hook = Literal[
     "initialize",
     "document_opened",
+    "text_changed",
     "document_changed",
     "document_closed",
     "publish",
@@ -59,9 +67,16 @@ class Features:
     def handlers(self) -> Iterator[tuple[str, Callable[[Any], Any], Any]]:
         """(method, handler, options) of every feature's LSP methods, each handler logging its
         failures with its feature's name."""
+        by_method: dict[str, list[tuple[str, Handler]]] = {}
         for feature in self._features:
             for h in feature.handlers():
-                yield h.method, logged(feature.name, h), h.options
+                by_method.setdefault(h.method, []).append((feature.name, h))
+        for method, found in by_method.items():
+            options = next((h.options for _name, h in found if h.options is not None), None)
+            if len(found) == 1:
+                yield method, logged(*found[0]), options
+            else:
+                yield method, combined(method, found), options
 
 
 def _failed(name: str, what: str) -> None:
@@ -95,3 +110,50 @@ def logged(name: str, handler: Handler) -> Callable[[Any], Any]:
             raise
 
     return run_sync
+
+
+def combined(method: str, found: list[tuple[str, Handler]]) -> Callable[[Any], Any]:
+    """One handler that asks each feature's handler of `method` on its own and merges their
+    answers (synchronous handlers only)."""
+    for name, h in found:
+        if asyncio.iscoroutinefunction(h.run):
+            raise TypeError(f"{name}: {method} is answered by several features, so it must be sync")
+
+    def run_all(params: Any) -> Any:
+        answers: list[Any] = []
+        refused: JsonRpcException | None = None
+        for name, h in found:
+            try:
+                answer = h.run(params)
+            except JsonRpcException as exc:
+                refused = refused or exc
+                continue
+            except Exception:
+                _failed(name, method)
+                continue
+            if answer is not None:
+                answers.append(answer)
+        if not answers and refused is not None:
+            raise refused
+        return merged(answers)
+
+    return run_all
+
+
+def merged(answers: list[Any]) -> Any:
+    """The features' answers as one: lists joined, hovers' texts one under the other (the first
+    one's range), else the first answer; None when there is none."""
+    if not answers:
+        return None
+    if all(isinstance(a, list) for a in answers):
+        return [item for a in answers for item in a]
+    hovers = [a for a in answers if isinstance(a, types.Hover)]
+    if len(hovers) == len(answers) and len(hovers) > 1:
+        texts = [h.contents.value for h in hovers if isinstance(h.contents, types.MarkupContent)]
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(texts)
+            ),
+            range=hovers[0].range,
+        )
+    return answers[0]

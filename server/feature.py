@@ -104,6 +104,19 @@ class NotReady(JsonRpcException):
     CODE = -32802
 
 
+class TextView(Protocol):
+    """A document's newest text with its line index: its Document, or while its tokens catch up
+    with the text, the copy that takes the edits first (server/catchup.py)."""
+
+    def length(self) -> int: ...
+    def line_count(self) -> int: ...
+    def line_start(self, line: int) -> int: ...
+    def line_end(self, line: int) -> int: ...
+    def offset(self, line: int, column: int, unit: int) -> int: ...
+    def position(self, offset: int, unit: int) -> tuple[int, int]: ...
+    def slice(self, start: int, end: int) -> str: ...
+
+
 class Host(Protocol):
     """What a feature may ask of the server (TokenlineServer is the one host)."""
 
@@ -115,11 +128,20 @@ class Host(Protocol):
         """The open document at uri, its tokens in step with its text; an InvalidParams error
         answer when it is not open, NotReady while its tokens catch up."""
 
+    def text(self, uri: str) -> TextView:
+        """The newest text of the open document at uri, even while its tokens catch up (features
+        that read the text alone answer meanwhile); an InvalidParams error answer when it is not
+        open."""
+
     def folders(self) -> list[str]:
         """The workspace folders' URIs (none before `initialize`)."""
 
     def notify(self, method: str, params: object) -> None:
         """Sends a notification to the client."""
+
+    def later(self, kind: str, uri: str, step: Callable[[], bool]) -> None:
+        """Runs `step` in idle slices (server/idle.py) until it returns False; replaces the
+        document's job of the same kind."""
 
     def mark(self, uri: str) -> None:
         """Publishes the document again (every feature's `publish`) before the server next
@@ -171,6 +193,10 @@ class Feature:
 
     def document_opened(self, st: DocState) -> None:
         """A document was opened (it is in the store)."""
+
+    def text_changed(self, st: DocState, change: Change) -> None:
+        """A `didChange` changed the document's text (`Host.text`), its tokens following now or,
+        while they catch up, later (then `document_changed` comes with all the changes since)."""
 
     def document_changed(self, st: DocState, change: Change) -> None:
         """A document's text or model changed (one `didChange`, or new settings)."""

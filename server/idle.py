@@ -38,6 +38,9 @@ class Job:
 
     step: Callable[[], bool]
     not_before: float = 0.0
+    # Runs only while no other job's time has come (a large document's first encode, which
+    # takes one long step, waits for the work that answers the user sooner).
+    low: bool = False
 
 
 class IdleWork:
@@ -53,10 +56,12 @@ class IdleWork:
         """The transport's input state (no input state: slices run between turns of the loop)."""
         self._input = state
 
-    def add(self, kind: str, uri: str, step: Callable[[], bool], delay: float = 0.0) -> None:
+    def add(
+        self, kind: str, uri: str, step: Callable[[], bool], delay: float = 0.0, low: bool = False
+    ) -> None:
         """Runs `step` in idle time, from `delay` seconds on, until it returns False; replaces
-        the job of the same kind for the document."""
-        self._jobs[(kind, uri)] = Job(step, time.monotonic() + delay)
+        the job of the same kind for the document. A `low` job waits while others are ready."""
+        self._jobs[(kind, uri)] = Job(step, time.monotonic() + delay, low)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -99,14 +104,19 @@ class IdleWork:
             await asyncio.sleep(0)
 
     def _next(self) -> tuple[tuple[str, str] | None, float]:
-        """The first job whose time has come, else None and how long until one's does."""
+        """The first job whose time has come (low ones last), else None and how long until one's
+        does."""
         now = time.monotonic()
         soonest = float("inf")
+        waiting: tuple[str, str] | None = None
         for key, job in self._jobs.items():
             if job.not_before <= now:
-                return key, 0.0
-            soonest = min(soonest, job.not_before - now)
-        return None, soonest
+                if not job.low:
+                    return key, 0.0
+                waiting = waiting or key
+            else:
+                soonest = min(soonest, job.not_before - now)
+        return (waiting, 0.0) if waiting is not None else (None, soonest)
 
     async def _sleep(self, seconds: float) -> None:
         """Waits `seconds`, or less when a job is added."""

@@ -10,11 +10,19 @@ longer and is not repeated soon: opening, closing or re-tokenizing a large docum
 whole re-encode: the next one would fault the same pages back in, and run a third slower. For
 the same reason the threshold is not fixed (`mallopt`): every large buffer of a whole re-encode
 would be mapped anew. Elsewhere than on glibc (macOS, Windows, musl) nothing happens.
+
+The cyclic garbage collector is the other cost a keystroke can meet: a full collection walks
+every container the process holds (a model's vocabulary, a document's structures), several
+milliseconds in the middle of an edit. After the same rare events, and after a model's first
+document, `settle` collects once and freezes what survives (`gc.freeze`), so that later
+collections walk only what was made since; it unfreezes first, so that what a closed document
+left in cycles is still collected.
 """
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 import platform
 
@@ -33,3 +41,10 @@ def give_back() -> bool:
     except (OSError, AttributeError):
         log.debug("malloc_trim is not available")
         return False
+
+
+def settle() -> None:
+    """Collects the heap's cycles once and moves what survives out of the collector's walks."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()

@@ -104,13 +104,19 @@ class DocumentStore:
             raise NotReady(f"{uri}: the tokens are catching up with the latest changes")
         return st
 
-    def open(self, item: types.TextDocumentItem, settings: Settings, model: Model) -> DocState:
-        """A document the client opened, tokenized with `model`."""
+    def open(
+        self, item: types.TextDocumentItem, settings: Settings, model: Model, defer: bool = False
+    ) -> DocState:
+        """A document the client opened, tokenized with `model` (`defer`: in idle time, after
+        other work; the document is pending until then: catchup.py)."""
         text, replaced = clean(item.text)
         start = time.perf_counter()
-        doc = Document(model, text)
+        doc = Document(model, "" if defer else text)
         st = DocState(item.uri, item.language_id, item.version, doc, settings)
-        self.catchup.took(st, time.perf_counter() - start, text)
+        if defer:
+            self.catchup.defer(st, text)
+        else:
+            self.catchup.took(st, time.perf_counter() - start, text)
         if replaced:
             _log_surrogates(st, replaced)
         self._docs[item.uri] = st
@@ -137,6 +143,15 @@ class DocumentStore:
         change = apply_changes(st, None, version, params.content_changes, unit)
         self.catchup.took(st, time.perf_counter() - start)
         return st, change
+
+    def text(self, uri: str) -> EditableText:
+        """The open document's newest text (its backlog's while its tokens catch up);
+        InvalidParams when it is not open."""
+        st = self._docs.get(uri)
+        if st is None:
+            raise JsonRpcInvalidParams(f"document not open: {uri}")
+        backlog = self.catchup.backlog_of(st)
+        return st.doc if backlog is None else backlog
 
     def close(self, uri: str) -> DocState | None:
         """The document the client closed, out of the store (None when it was not open)."""

@@ -398,3 +398,29 @@ def test_edits_that_keep_a_long_piece_whole_do_not_scan_it(
     doc.edit(15_000, 15_000, "Q1 ")  # this one splits it: scanned
     assert doc.ids() == encode(doc.text)
     assert doc.engine.stats.scanned_chars - before > 10_000
+
+
+WIDE_PIECES = [" " * 150, "-" * 130 + "\n", "東京都の" * 30 + "。", "\n" * 90, "'" * 70, "word "]
+
+
+@pytest.mark.parametrize("name", REAL)
+@given(data=st.data())
+def test_first_edits_whose_windows_reach_past_what_they_learned_first(
+    references: dict[str, tuple[Document, Encoder]], name: str, data: st.DataObject
+) -> None:
+    # An edit right after opening learns piece starts a few dozen characters around itself;
+    # pieces of white space, punctuation and Japanese longer than that make its window widen
+    # past them, and it learns more outward from text the edit did not change.
+    doc, encode = references[name]
+    parts = data.draw(st.lists(st.sampled_from(WIDE_PIECES), min_size=40, max_size=60))
+    text = "".join(parts)
+    doc.set_text(text)
+    at = data.draw(st.integers(0, len(text)), label="at")
+    end = min(len(text), at + data.draw(st.integers(0, 200), label="cut"))
+    new = data.draw(st.one_of(texts(4), st.sampled_from(WIDE_PIECES)), label="new")
+    doc.edit(at, end, new)
+    expected = text[:at] + new + text[end:]
+    assert doc.ids() == encode(expected), (at, end, new)
+    at = data.draw(st.integers(0, doc.length()), label="second")
+    doc.edit(at, at, "x")
+    assert doc.ids() == encode(expected[:at] + "x" + expected[at:])

@@ -4,7 +4,7 @@
 //   node driver.mjs CONFIG.json
 //
 // CONFIG: {mode: "ui" | "host" | "missing" | "bundled" | "bundledFailure" | "budget" | "tiktoken" |
-//          "switch" | "compare" | "large", url,
+//          "switch" | "compare" | "large" | "chat" | "typing", url,
 //          playwright, chromium, artifacts, workspace, files: {...}, hostResult, timeoutMs}. It
 // prints one JSON object on its last stdout line: what each step saw (or the error it met), so the
 // Python tests assert on each thing separately.
@@ -227,6 +227,10 @@ async function main() {
       await compareMode();
     } else if (config.mode === 'large') {
       await largeMode();
+    } else if (config.mode === 'chat') {
+      await chatMode();
+    } else if (config.mode === 'typing') {
+      await typingMode();
     } else {
       await uiMode();
     }
@@ -767,6 +771,137 @@ async function largeMode() {
     const lines = await boundaryLines(config.boundaryColours);
     return { lines, screenshot: await shot('61-large-middle') };
   });
+}
+
+/** A JSONL chat file: the inlay hints of its messages and conversations, and its status bar. */
+async function chatMode() {
+  await step('open', async () => {
+    await openFile(config.files.chat);
+    const end = Date.now() + T;
+    let status = null;
+    while (Date.now() < end) {
+      status = await statusItem();
+      if (status && /conversations? ·/.test(status.text) && !status.text.includes('…')) {
+        break;
+      }
+      await page.waitForTimeout(150);
+    }
+    if (!status || !/conversations? ·/.test(status.text)) {
+      throw new Error(`the status bar never showed the conversations; last seen: ${JSON.stringify(status)}`);
+    }
+    return { status };
+  });
+
+  await step('hints', async () => {
+    await runCommand('View: Close Primary Side Bar').catch(() => undefined);
+    // Inlay hints are drawn into the lines as injected text: read each line's text as shown.
+    const end = Date.now() + T;
+    let lines = [];
+    while (Date.now() < end) {
+      lines = await page.evaluate(() =>
+        [...document.querySelectorAll('.monaco-editor .view-lines .view-line')]
+          .map((el) => ({ top: parseFloat(el.style.top || '0'), text: (el.textContent ?? '').replace(/\u00a0/g, ' ') }))
+          .sort((a, b) => a.top - b.top)
+          .map((l) => l.text),
+      );
+      if (lines.filter((l) => /\d tok/.test(l)).length >= config.hintLines) {
+        break;
+      }
+      await page.waitForTimeout(300);
+    }
+    await page.mouse.move(700, 600);
+    const screenshot = await shot(`${config.shotPrefix}-hints`);
+    return { lines, screenshot };
+  });
+
+  await step('tooltip', async () => {
+    const text = await statusTooltip();
+    const screenshot = await shot(`${config.shotPrefix}-tooltip`);
+    await page.mouse.move(400, 400);
+    return { text, screenshot };
+  });
+}
+
+/**
+ * What a user feels, timed on the page's clock by recorder.js (typing_timing.py reads it): for each
+ * target file, Quick Open's Enter to the count in the status bar; then, at the end of a given line,
+ * keys typed one every `interval` ms, each key's echo and count; the colours on screen; then Save.
+ */
+async function typingMode() {
+  const src = fs.readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'recorder.js'), 'utf8');
+  const recorder = new Function(`return (\n${src}\n);`)();
+  await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: T });
+  await page.waitForTimeout(2000);
+  await page.evaluate(recorder, {});
+  for (const target of config.targets) {
+    await step(target.name, () => typeInto(target));
+  }
+}
+
+async function quickOpen(text, wait = 800) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(text);
+  // Enter before the file is listed would open nothing.
+  await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first().waitFor({ timeout: T });
+  await page.waitForTimeout(wait);
+  await page.keyboard.press('Enter');
+}
+
+/** Polls until the status bar shows `count` (null: any count); the text, or null at the timeout. */
+async function waitForCount(count, timeout) {
+  const end = Date.now() + timeout;
+  while (Date.now() < end) {
+    const text = await page.evaluate(() => window.__tlrec.statusText());
+    const m = text && /^(?:Sel [\d,]+ · )?([\d,]+) \//.exec(text);
+    if (m && (count === null || Number(m[1].replace(/,/g, '')) === count)) {
+      return text;
+    }
+    await page.waitForTimeout(100);
+  }
+  return null;
+}
+
+async function typeInto(t) {
+  await runCommand('View: Close All Editors');
+  await page.waitForTimeout(1500);
+  // The file's first line: when it shows, the editor has the text.
+  await page.evaluate((line) => window.__tlrec.reset(line), config.firstLine ?? null);
+  await quickOpen(t.file);
+  const opened = await waitForCount(t.initial, t.openTimeoutMs ?? T);
+  await page.waitForTimeout(1000);
+  const open = await page.evaluate(() => window.__tlrec.take());
+  const out = { opened, open };
+  if (t.line) {
+    await page.keyboard.press('Control+G');
+    await page.locator('.quick-input-widget input').fill(`:${t.line}`);
+    await page.waitForTimeout(500);
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('End');
+    await page.waitForTimeout(t.settleMs ?? 2000);
+    await page.evaluate((line) => window.__tlrec.reset(line), t.lineText);
+    const start = Date.now();
+    for (let i = 0; i < t.typed.length; i++) {
+      const wait = start + i * config.interval - Date.now();
+      if (wait > 0) await page.waitForTimeout(wait);
+      await page.keyboard.type(t.typed[i]);
+    }
+    out.final = await waitForCount(t.final, t.finalTimeoutMs ?? T);
+    await page.waitForTimeout(1000);
+    out.typing = await page.evaluate(() => window.__tlrec.take());
+  }
+  // With colours off the boundary colours never come: the lines as they are.
+  out.colours = t.colours ? await boundaryLines(config.boundaryColours, 5) : await lineColours(5);
+  out.screenshot = await shot(`${config.shotPrefix ?? '70-typing'}-${t.name}`);
+  if (t.line && t.save) {
+    await page.keyboard.press('Control+S');
+    await page.waitForTimeout(1500);
+  } else if (t.line) {
+    await runCommand('File: Revert File');
+    await page.waitForTimeout(1000);
+  }
+  return out;
 }
 
 main()

@@ -1634,3 +1634,67 @@ def test_a_10_mb_file_shows_colours(large_ui: dict[str, Any]) -> None:
         lines = _step(large_ui, where)["lines"]
         colours = {span["color"] for line in lines for span in line}
         assert rgb(DARK_A) in colours and rgb(DARK_B) in colours, (where, lines[:1])
+
+
+# -- a chat file ---------------------------------------------------------------------------------
+
+# Short enough that each line and its hints fit on the screen.
+CHAT_RECORDS = [
+    [("user", "Who is Kiyo?"), ("assistant", "The old maid who spoils the narrator.")],
+    [("user", "Where does he go to teach?"), ("assistant", "A middle school in Shikoku.")],
+    [("system", "Be brief."), ("user", "The headmaster?"), ("assistant", "Badger.")],
+    [("user", "Who is Red Shirt?"), ("assistant", "The head teacher, a schemer.")],
+    [("user", "How does the story end?"), ("assistant", "He goes back to Tokyo and Kiyo.")],
+]
+
+
+@pytest.fixture(scope="module")
+def chat_ui(tmp_path_factory: pytest.TempPathFactory, vsix: Path) -> dict[str, Any]:
+    """A JSONL file of three conversations on the bundled model (no chat template: the
+    contents alone), opened in VS Code."""
+    import sentencepiece as spm
+
+    from tokenline.core import bundled_model_path
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = Env(tmp_path_factory.mktemp("vscode-chat"))
+    chat = env.workspace / "train.jsonl"
+    records = [{"messages": [{"role": r, "content": c} for r, c in rec]} for rec in CHAT_RECORDS]
+    compact = (",", ":")  # as fine-tuning files are written
+    chat.write_text("".join(json.dumps(r, separators=compact) + "\n" for r in records), "utf-8")
+    # Every line and its hints on the screenshot.
+    (env.workspace / ".vscode").mkdir()
+    (env.workspace / ".vscode" / "settings.json").write_text(json.dumps({"editor.fontSize": 13}))
+    sp = spm.SentencePieceProcessor(model_file=str(bundled_model_path()))
+    counts = [[len(sp.encode(c)) for _r, c in rec] for rec in CHAT_RECORDS]
+    env.install(vsix, {"tokenline.python": PYTHON})
+    with CodeServer(env, ARTIFACTS / "code-server-chat.log"):
+        result = run_driver(
+            env,
+            "chat",
+            env.url(),
+            {"files": {"chat": chat.name}, "hintLines": len(records), "shotPrefix": "70-chat"},
+        )
+    (ARTIFACTS / "tokenline-output-chat.log").write_text(env.extension_log())
+    return {"result": result, "counts": counts}
+
+
+def test_chat_file_shows_hints_of_each_message_and_conversation(chat_ui: dict[str, Any]) -> None:
+    lines = [line for line in _step(chat_ui["result"], "hints")["lines"] if line.strip()]
+    counts = chat_ui["counts"]
+    assert len(lines) >= len(counts), lines
+    for line, per in zip(lines, counts, strict=False):
+        shown = re.findall(r"(\d[\d,]*) tok(?: \(contents only\))?", line)
+        assert shown == [fmt(n) for n in per] + [fmt(sum(per))], line
+        assert line.rstrip().endswith(f"{fmt(sum(per))} tok (contents only)"), line
+
+
+def test_chat_file_status_bar_counts_the_conversations(chat_ui: dict[str, Any]) -> None:
+    status = _step(chat_ui["result"], "open")["status"]
+    totals = [sum(per) for per in chat_ui["counts"]]
+    assert status["text"] == (
+        f"{len(totals)} conversations · max {fmt(max(totals))} · total {fmt(sum(totals))} tok"
+    ), status
+    tooltip = _step(chat_ui["result"], "tooltip")["text"]
+    assert f"chat file, {len(totals)} conversations" in tooltip, tooltip
+    assert "contents only" in tooltip, tooltip

@@ -49,6 +49,23 @@ export interface Status {
    * `tokens` counts an earlier version (shown as `1,234… / 8,192 tokens`).
    */
   pending?: boolean;
+  /** Present for a chat file: its conversations' totals. */
+  chat?: ChatStatus;
+}
+
+/** `tokenline/status` `chat`: a chat file's conversations, as its model bills them. */
+export interface ChatStatus {
+  conversations: number;
+  largest: number;
+  total: number;
+  /** True when the counts are OpenAI's published rule's estimate (tiktoken encodings). */
+  estimate: boolean;
+  /** `template`, `mistral`, `estimate` or `contents only`. */
+  mode: string;
+  /** Records that could not be counted (bad JSON or YAML, a template that raises). */
+  errors: number;
+  /** True while a JSONL file's records are still being counted (the numbers so far). */
+  pending: boolean;
 }
 
 /** A document's count under one model (`tokenline/status` `compare`, `tokenline/compare`). */

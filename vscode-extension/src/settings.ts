@@ -42,7 +42,18 @@ export const RESTART_KEYS = ['python', 'server.command', 'languages'] as const;
 const FALLBACK = {
   contextWindow: 8192,
   warnAt: 0.9,
-  languages: ['markdown', 'plaintext', 'prompt', '**/*.prompt', '**/*.prompty', '**/*.prompt.md'],
+  languages: [
+    'markdown',
+    'plaintext',
+    'prompt',
+    '**/*.prompt',
+    '**/*.prompty',
+    '**/*.prompt.md',
+    'jsonl',
+    '**/*.jsonl',
+    '**/*.prompt.yml',
+    '**/*.prompt.yaml',
+  ],
 };
 
 function str(cfg: ConfigView, key: string): string {

@@ -7,6 +7,7 @@
 // models (`tokenline.compareModels`) the tooltip adds their counts as a table, and the selection
 // is sent to the server (`tokenline/selection`), which counts it under each of them.
 import * as vscode from 'vscode';
+import { chatStatusText, chatTooltipText } from './chatStatus';
 import { compareTable, tooltipMarkdown } from './compareTable';
 import { statusBarText, statusLevel, tooltipText } from './format';
 import { asRange, COUNT, CountParams, CountResult, SELECTION, SelectionParams, Status } from './protocol';
@@ -161,6 +162,17 @@ export class StatusBar implements vscode.Disposable {
     }
     // The server's warnAt includes the project configuration's; older servers do not send it.
     const warnAt = status.warnAt ?? readSettings(vscode.workspace.getConfiguration(SECTION, doc.uri)).warnAt;
+    if (status.chat) {
+      // A chat file: its conversations, each held to the limit (its diagnostics), not the file.
+      item.text = chatStatusText(status.chat);
+      item.tooltip = chatTooltipText(status, status.chat);
+      item.backgroundColor =
+        status.chat.largest > (status.budget ?? status.contextWindow)
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
+      item.show();
+      return;
+    }
     const sel = this.selection?.uri === status.uri ? this.selection : undefined;
     item.text = statusBarText(status, sel?.total);
     const text = tooltipText({

@@ -56,7 +56,18 @@ test('package.json defaults give the server its documented defaults', () => {
   assert.equal(s.python, '');
   assert.deepEqual(s.serverCommand, []);
   assert.equal(s.boundariesEnabled, true);
-  assert.deepEqual(s.languages, ['markdown', 'plaintext', 'prompt', '**/*.prompt', '**/*.prompty', '**/*.prompt.md']);
+  assert.deepEqual(s.languages, [
+    'markdown',
+    'plaintext',
+    'prompt',
+    '**/*.prompt',
+    '**/*.prompty',
+    '**/*.prompt.md',
+    'jsonl',
+    '**/*.jsonl',
+    '**/*.prompt.yml',
+    '**/*.prompt.yaml',
+  ]);
 });
 
 test('every setting has a description and a scope', () => {
