@@ -47,6 +47,8 @@ CORPUS = HERE.parent / "tests" / "data" / "botchan.txt"
 # GPT-NeoX-20B's own tokenizer.json (Apache-2.0), a real file of the NFC byte-level layout.
 NEOX = HERE.parent / "tests" / "data" / "tokenizers" / "gpt-neox-20b" / "tokenizer.json"
 PHI3 = HERE.parent / "tests" / "data" / "tokenizers" / "phi-3-mini" / "tokenizer.json"
+# Qwen2.5's (Apache-2.0): NFC, then a Split by Qwen 2's pattern, byte-level BPE of 151,643 pieces.
+QWEN25 = HERE.parent / "tests" / "data" / "tokenizers" / "qwen2.5" / "tokenizer.json"
 
 
 def tekken_file() -> Path:
@@ -65,6 +67,7 @@ DEFAULT_MODELS = ",".join(
         *(f"hf:{name}" for name in trained_models.LAYOUTS),
         str(PHI3),
         str(NEOX),
+        str(QWEN25),
     ]
 )
 TARGETS = {"median_us": 30.0, "flatness": 1.5, "speedup_1mb": 1000.0, "blob_ms": 1.0, "open": 1.3}

@@ -128,6 +128,12 @@ def _piece_pattern(spec: dict[str, Any]) -> tuple[str | None, str]:
     return pattern, ""
 
 
+# A Split whose pieces are the pattern's matches, each alone: Isolated, or Removed inverted (the
+# gaps between matches removed: MiniMax's files). The two agree for patterns that match every
+# character, as the known ones do (reads_little knows no other).
+_KEEP_MATCHES = (("Isolated", False), ("Removed", True))
+
+
 def _split_pattern(pre: Any) -> tuple[str, bool] | None:
     """The pattern a byte-level pre-tokenizer cuts by and whether it adds a prefix space, when
     the pattern is one `reach_after` bounds."""
@@ -148,8 +154,7 @@ def _split_pattern(pre: Any) -> tuple[str, bool] | None:
         or not isinstance(regex, str)
         or not reads_little(regex)
         or regex == CL100K  # its {1,3}+ is not possessive to the library's regex engine
-        or split.get("behavior") != "Isolated"
-        or split.get("invert")
+        or (split.get("behavior"), bool(split.get("invert"))) not in _KEEP_MATCHES
         or level.get("type") != "ByteLevel"
         or level.get("use_regex", True)
     ):

@@ -538,6 +538,37 @@ def test_unknown_patterns_and_prefix_spaces_re_encode_whole(
     check_document(judge, doc, "a   <tool>b")
 
 
+def test_a_split_that_keeps_only_its_matches_is_edited_by_pieces(
+    hf_paths: dict[str, Path], tmp_path: Path, botchan: str
+) -> None:
+    """MiniMax writes its Split as Removed + invert: the gaps between matches are dropped, and a
+    known pattern matches every character, so the pieces are Isolated's. A pattern that skips
+    white space (CLIP's) loses characters that way, and re-encodes whole."""
+    spec = json.loads(hf_paths["bl-gpt4"].read_text(encoding="utf-8"))
+    split = spec["pre_tokenizer"]["pretokenizers"][0]
+    split.update(behavior="Removed", invert=True)
+    kept = tmp_path / "kept.json"
+    kept.write_text(json.dumps(spec), encoding="utf-8")
+    split["pattern"]["Regex"] = r"'s|'t|\p{L}+|\p{N}|[^\s\p{L}\p{N}]+"
+    skips = tmp_path / "skips.json"
+    skips.write_text(json.dumps(spec), encoding="utf-8")
+    judge = Judge("kept", kept)
+    assert judge.model.incremental and judge.model.mode_note == "incremental"
+    rng = random.Random(5)
+    text = botchan[:3000] + "  \n\n x 12345 ünïcode  "
+    doc = Document(judge.model, text)
+    for _ in range(40):
+        start = rng.randrange(len(text))
+        end = min(len(text), start + rng.randrange(4))
+        new = rng.choice(["", " ", "  ", "\n", "a", "'s", "9", "é", "<tool>"])
+        text = text[:start] + new + text[end:]
+        doc.edit(start, end, new)
+        check_document(judge, doc, text)
+    model = load_model(skips)
+    assert not model.incremental and "re-encode whole unless" in model.mode_note
+    assert model.encode("a  b\n c") == Judge("skips", skips).ids("a  b\n c")
+
+
 # -- what each kind of token is, and offset quirks ---------------------------------------------
 
 
