@@ -128,9 +128,8 @@ def _piece_pattern(spec: dict[str, Any]) -> tuple[str | None, str]:
     return pattern, ""
 
 
-# A Split whose pieces are the pattern's matches, each alone: Isolated, or Removed inverted (the
-# gaps between matches removed: MiniMax's files). The two agree for patterns that match every
-# character, as the known ones do (reads_little knows no other).
+# A Split whose pieces are the pattern's matches, each alone: Isolated, or Removed inverted (gaps
+# removed: MiniMax's files), which agree for patterns matching every character (the known ones).
 _KEEP_MATCHES = (("Isolated", False), ("Removed", True))
 
 
