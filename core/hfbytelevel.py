@@ -32,8 +32,16 @@ class LibraryPreTokens(PreTokenSegmenter):
     def __init__(self, pattern: str, pre: Any) -> None:
         super().__init__(pattern)
         self.pre = pre
+        if "$" in pattern:
+            # `$` is the end of a line to the library's engine, the end of the text to `re`.
+            self.ascii_rx = None
 
     def split(self, text: str) -> list[str]:
+        # On ASCII text the pattern's twin in `re` cuts where the library's engine does (their
+        # classes agree on ASCII, as run_continues relies on), at a fraction of the call's cost.
+        if self.ascii_rx is not None and text.isascii():
+            twin: list[str] = self.ascii_rx.findall(text)
+            return twin
         out: list[str] = []
         pos: i64 = 0
         for found in self.pre.pre_tokenize_str(text):
