@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from tokenline.core import UTF16, Document, Model
+from tokenline.server.ahead import Counted
 from tokenline.server.catchup import CatchUp
 from tokenline.server.feature import EVERYTHING, Change, DocState, Edit, NotReady
 from tokenline.server.idle import SLICE_SECONDS, IdleWork
@@ -105,18 +106,28 @@ class DocumentStore:
         return st
 
     def open(
-        self, item: types.TextDocumentItem, settings: Settings, model: Model, defer: bool = False
+        self,
+        item: types.TextDocumentItem,
+        settings: Settings,
+        model: Model,
+        defer: bool = False,
+        counted: Counted | None = None,
     ) -> DocState:
         """A document the client opened, tokenized with `model` (`defer`: in idle time, after
-        other work; the document is pending until then: catchup.py)."""
+        other work; the document is pending until then: catchup.py), or already tokenized from
+        its file (`counted`: its very text with `model`, ahead.py)."""
         text, replaced = clean(item.text)
         start = time.perf_counter()
-        doc = Document(model, "" if defer else text)
+        if counted is not None:
+            doc, defer = counted.doc, False
+        else:
+            doc = Document(model, "" if defer else text)
         st = DocState(item.uri, item.language_id, item.version, doc, settings)
         if defer:
             self.catchup.defer(st, text)
         else:
-            self.catchup.took(st, time.perf_counter() - start, text)
+            took = counted.seconds if counted is not None else time.perf_counter() - start
+            self.catchup.took(st, took, text)
         if replaced:
             _log_surrogates(st, replaced)
         self._docs[item.uri] = st
