@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { Boundaries } from './boundaries';
 import { registerCommands } from './commands';
+import { OpenAhead } from './openAhead';
 import { ServerManager } from './server';
 import { RESTART_KEYS, SECTION, SERVER_KEYS } from './settings';
 import { StatusBar } from './statusBar';
@@ -16,7 +17,7 @@ export function activate(context: vscode.ExtensionContext): void {
     storage: context.globalStorageUri.fsPath,
   });
   const status = new StatusBar(server);
-  context.subscriptions.push(log, server, status);
+  context.subscriptions.push(log, server, status, new OpenAhead(server));
   registerCommands(context, server, status, boundaries, log);
 
   const affects = (e: vscode.ConfigurationChangeEvent, keys: readonly string[]) =>

@@ -19,10 +19,20 @@ export function asRange(r: Range): Range {
   };
 }
 
+/**
+ * `tokenline/willOpen` notification (client → server): an editor of the file opens. The server
+ * counts the file from disk and sends its status (`version` null) before the didOpen comes.
+ */
+export const WILL_OPEN = 'tokenline/willOpen';
+export interface WillOpenParams {
+  uri: string;
+}
+
 /** `tokenline/status` notification (server → client), sent after each change. */
 export const STATUS = 'tokenline/status';
 export interface Status {
   uri: string;
+  /** The document version counted; null for a file counted from disk before its didOpen. */
   version: number | null;
   tokens: number;
   contextWindow: number;

@@ -24,7 +24,7 @@ import { Bundle, createEnv, EnvHost, EnvPaths, Failure, installArgs, QUIET_PIP, 
 import { DocumentFilter, documentSelector } from './documentSelector';
 import { shellQuote } from './format';
 import { runProcess, RunResult } from './process';
-import { STATUS, Status } from './protocol';
+import { STATUS, Status, WILL_OPEN, WillOpenParams } from './protocol';
 import { PipProxy, pipProxy } from './pipProxy';
 import { choosePython, findPythons, offlineFor, why as failureText } from './pythonChoice';
 import { onDidChangeInterpreter, selectedInterpreter } from './pythonInterpreter';
@@ -112,6 +112,21 @@ export class ServerManager implements vscode.Disposable {
   /** Whether Tokenline attaches to the document (setting `tokenline.languages`). */
   attaches(document: vscode.TextDocument): boolean {
     return this.selector.length > 0 && vscode.languages.match(this.selector, document) > 0;
+  }
+
+  /** Whether Tokenline would attach to the file at `uri` opened with one of these languages. */
+  wouldAttach(uri: vscode.Uri, languageIds: readonly string[]): boolean {
+    // For a selector of schemes, languages and patterns, match reads only `uri` and `languageId`.
+    return languageIds.some((languageId) => this.attaches({ uri, languageId } as vscode.TextDocument));
+  }
+
+  /** Tells the server that an editor of the file opens (`tokenline/willOpen`): it counts it now. */
+  willOpen(uri: vscode.Uri): void {
+    const c = this.languageClient;
+    if (c) {
+      const params: WillOpenParams = { uri: c.code2ProtocolConverter.asUri(uri) };
+      void c.sendNotification(WILL_OPEN, params).catch(() => undefined);
+    }
   }
 
   private setState(s: ServerState, failure?: string): void {

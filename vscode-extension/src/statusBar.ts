@@ -50,6 +50,16 @@ export class StatusBar implements vscode.Disposable {
         }
       }),
       vscode.workspace.onDidCloseTextDocument((d) => this.statuses.delete(d.uri.toString())),
+      vscode.window.tabGroups.onDidChangeTabs((e) => {
+        // A file counted ahead whose tab closed before its document opened: its count goes.
+        for (const tab of e.closed) {
+          const key = tab.input instanceof vscode.TabInputText ? tab.input.uri.toString() : undefined;
+          if (key && !vscode.workspace.textDocuments.some((d) => d.uri.toString() === key)) {
+            this.statuses.delete(key);
+          }
+        }
+        this.render();
+      }),
     );
     this.render();
   }
@@ -67,7 +77,9 @@ export class StatusBar implements vscode.Disposable {
   private onStatus(s: Status): void {
     this.statuses.set(s.uri, s);
     const doc = vscode.window.activeTextEditor?.document;
-    if (doc && doc.uri.toString() === s.uri) {
+    if (s.version === null) {
+      this.render(); // counted ahead of its didOpen: shown while its tab is the active one
+    } else if (doc && doc.uri.toString() === s.uri) {
       // The text changed under a selection: its count may have changed too.
       if (this.selection && this.selection.version !== doc.version) {
         this.scheduleSelectionCount();
@@ -143,14 +155,19 @@ export class StatusBar implements vscode.Disposable {
       item.show();
       return;
     }
+    const opening = this.opening(editor);
+    if (opening) {
+      this.show(opening.uri, opening.status, undefined);
+      return;
+    }
     if (!editor || !this.server.attaches(editor.document)) {
       item.hide();
       return;
     }
-    item.command = 'tokenline.statusMenu';
     const doc = editor.document;
     const status = this.statuses.get(doc.uri.toString());
     if (!status) {
+      item.command = 'tokenline.statusMenu';
       item.text = '$(sync~spin) tokens';
       item.tooltip =
         this.server.state === 'running'
@@ -160,8 +177,32 @@ export class StatusBar implements vscode.Disposable {
       item.show();
       return;
     }
+    this.show(doc.uri, status, doc.version);
+  }
+
+  /**
+   * The file whose editor is opening (the active tab's, not yet the active editor's document)
+   * and its status, when the server counted it ahead of its didOpen (openAhead.ts).
+   */
+  private opening(editor: vscode.TextEditor | undefined): { uri: vscode.Uri; status: Status } | undefined {
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    if (!(input instanceof vscode.TabInputText)) {
+      return undefined;
+    }
+    const key = input.uri.toString();
+    if (editor?.document.uri.toString() === key || vscode.workspace.textDocuments.some((d) => d.uri.toString() === key)) {
+      return undefined; // its document is there: the editor's status (or none) is the one
+    }
+    const status = this.statuses.get(key);
+    return status ? { uri: input.uri, status } : undefined;
+  }
+
+  /** Shows a document's status; `version`: the document's (undefined before it is open). */
+  private show(uri: vscode.Uri, status: Status, version: number | undefined): void {
+    const item = this.item;
+    item.command = 'tokenline.statusMenu';
     // The server's warnAt includes the project configuration's; older servers do not send it.
-    const warnAt = status.warnAt ?? readSettings(vscode.workspace.getConfiguration(SECTION, doc.uri)).warnAt;
+    const warnAt = status.warnAt ?? readSettings(vscode.workspace.getConfiguration(SECTION, uri)).warnAt;
     if (status.chat) {
       // A chat file: its conversations, each held to the limit (its diagnostics), not the file.
       item.text = chatStatusText(status.chat);
@@ -180,7 +221,7 @@ export class StatusBar implements vscode.Disposable {
       warnAt,
       selection: sel?.total,
       selectionRanges: sel?.ranges,
-      pending: status.version !== null && status.version < doc.version,
+      pending: status.version !== null && version !== undefined && status.version < version,
     });
     const table = compareTable(status, sel?.total);
     item.tooltip = table ? markdown(tooltipMarkdown(text, table)) : text;
