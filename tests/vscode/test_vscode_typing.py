@@ -50,9 +50,15 @@ def typed(
     text = typing_timing.markdown(MB)
     big.write_text(text, encoding="utf-8")
     plan = typing_timing.plan(text, KEYS, o200k_encoding)
+    # The server logs at DEBUG into a file of its own: what it counted on willOpen and didOpen.
+    env.env["TOKENLINE_LOG"] = "DEBUG"
+    server_log = ARTIFACTS / "tokenline-server-typing.log"
+    server_log.unlink(missing_ok=True)
+    serve = ["sh", "-c", f'exec "$0" -m tokenline serve 2>>"{server_log}"', PYTHON]
     env.install(
         vsix,
         {
+            "tokenline.server.command": serve,
             "tokenline.python": PYTHON,
             "tokenline.model": "o200k_base",
             # Not over its window: no error diagnostics drawn under the text.
@@ -80,7 +86,7 @@ def typed(
             },
         )
     (ARTIFACTS / "tokenline-output-typing.log").write_text(env.extension_log())
-    return {"result": result, "plan": plan, "file": big}
+    return {"result": result, "plan": plan, "file": big, "server_log": server_log}
 
 
 def _large(typed: dict[str, Any]) -> dict[str, Any]:
@@ -102,6 +108,19 @@ def test_typing_ends_on_tiktokens_count_of_the_saved_text(
 def test_typing_keeps_the_boundary_colours(typed: dict[str, Any]) -> None:
     colours = {span["color"] for line in _large(typed)["colours"] for span in line}
     assert rgb(DARK_A) in colours and rgb(DARK_B) in colours, colours
+
+
+def test_the_file_is_counted_from_disk_when_its_tab_opens(typed: dict[str, Any]) -> None:
+    """The extension says `tokenline/willOpen` as the file's tab opens, before VS Code hands it
+    the document: the server counts the file then, and the didOpen keeps those tokens (its text
+    is the file's)."""
+    _large(typed)
+    lines = typed["server_log"].read_text(encoding="utf-8", errors="replace").splitlines()
+    uri = typed["file"].as_uri()
+    will = [i for i, line in enumerate(lines) if f"willOpen {uri}: " in line]
+    did = [i for i, line in enumerate(lines) if f"didOpen {uri}: " in line]
+    assert will and did and will[0] < did[0], (will, did)
+    assert not any(f"didOpen {uri}: its text or model is not" in line for line in lines)
 
 
 def test_typing_timings_are_logged(typed: dict[str, Any]) -> None:
