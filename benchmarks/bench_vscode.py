@@ -54,8 +54,10 @@ KEYS = 60
 INTERVAL_MS = 120
 SERVER_LINE = re.compile(
     r"^(\S+ \S+) DEBUG tokenline.server: (?:Content length: (\d+)"
-    r"|didOpen \S+/([^/\s]+): \d+ characters, status sent in [\d.]+ ms, cpu ([\d.]+) ms)"
+    r"|(didOpen|willOpen) \S+/([^/\s]+): \d+ characters, status sent in [\d.]+ ms, cpu ([\d.]+) ms)"
 )
+# The steps of an open, each from Quick Open's Enter (ms), and the server's CPU of its two steps.
+OPEN_STEPS = ("editor", "ahead_sent", "ahead_cpu", "at_server", "status_sent", "server_cpu")
 TARGETS = {"open_1mb_s": 0.4, "open_5mb_s": 1.3, "echo_p90_colours_ratio": 1.2}
 
 
@@ -156,7 +158,8 @@ def session(
 
 def server_times(log: Path) -> dict[str, dict[str, float]]:
     """From the server's DEBUG log: per file opened, when (epoch ms) the header of its didOpen
-    came in and when its status went out, and the CPU time its handler took (ms)."""
+    came in and when its status went out, and the CPU time its handler took (ms); when the file
+    was counted from disk as its tab opened (willOpen), when that status went out and its CPU."""
     out: dict[str, dict[str, float]] = {}
     header = 0.0
     for line in log.read_text(errors="replace").splitlines() if log.is_file() else []:
@@ -166,8 +169,10 @@ def server_times(log: Path) -> dict[str, dict[str, float]]:
         when = datetime.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1e3
         if m[2]:
             header = when
+        elif m[3] == "willOpen":
+            out[m[4]] = {"ahead_sent": when, "ahead_cpu": float(m[5])}
         else:
-            out[m[3]] = {"header": header, "sent": when, "cpu": float(m[4])}
+            out[m[4]] = {**out.get(m[4], {}), "header": header, "sent": when, "cpu": float(m[5])}
     return out
 
 
@@ -190,10 +195,13 @@ def measure(steps: dict[str, Any], server: dict[str, Any], files: Files) -> dict
         initial = files.plans[name].counts[0] if name in files.plans else files.counts[name]
         opened = typing_timing.open_times(step["open"], initial)
         at = server.get(files.file(name))
-        if at and opened["enter_epoch_ms"] is not None:
+        if at and "sent" in at and opened["enter_epoch_ms"] is not None:
             opened["at_server_ms"] = at["header"] - opened["enter_epoch_ms"]
             opened["status_sent_ms"] = at["sent"] - opened["enter_epoch_ms"]
             opened["server_cpu_ms"] = at["cpu"]
+            if "ahead_sent" in at:
+                opened["ahead_sent_ms"] = at["ahead_sent"] - opened["enter_epoch_ms"]
+                opened["ahead_cpu_ms"] = at["ahead_cpu"]
         row: dict[str, Any] = {"open": opened, "coloured": coloured(step)}
         if name in files.plans:
             row["typing"] = typing_timing.typing_times(step["typing"], files.plans[name])
@@ -213,8 +221,7 @@ def summary(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 continue
             opens = [r["open"]["correct_count_ms"] for r in runs]
             steps = {
-                f"{k}_ms": _median([r["open"].get(f"{k}_ms") for r in runs])
-                for k in ("editor", "at_server", "status_sent", "server_cpu")
+                f"{k}_ms": _median([r["open"].get(f"{k}_ms") for r in runs]) for k in OPEN_STEPS
             }
             typed = [r["typing"] for r in runs if "typing" in r]
             rows.append(
