@@ -10,9 +10,9 @@ Each kind of model has its own rule (docs/chat.md):
   prime the reply), an estimate;
 - anything else (a SentencePiece model): the contents alone.
 
-Bills are kept by the conversation's content, so that billing an unchanged conversation again
-(an editor re-bills a file after each edit of one message) costs a hash, and contents by their
-text, so an edit re-encodes only the message it touched.
+Bills made by a template or mistral-common are kept by the conversation's content, so that
+billing an unchanged conversation again (an editor re-bills a file after each edit of one message)
+costs a hash, and contents by their text, so an edit re-encodes only the message it touched.
 
 Interpreted, not compiled: it runs jinja2's and mistral-common's Python code.
 """
@@ -107,6 +107,10 @@ class ChatBiller:
 
     def bill(self, messages: list[dict[str, Any]], tools: list[Any] | None = None) -> Bill:
         """The conversation's bill (ChatError when it cannot be billed)."""
+        if self._mode in (CONTENTS_ONLY, ESTIMATE):
+            # Sums of contents' counts, which are kept by text: keeping the bill too would cost
+            # more (its key encodes the whole conversation) than it saves.
+            return self._bill(messages, tools)
         key = _key(messages, tools)
         found = self._bills.get(key)
         if found is None:
@@ -115,7 +119,9 @@ class ChatBiller:
             except ChatError as exc:
                 found = exc
             if len(self._bills) >= BILLS_KEPT:
-                del self._bills[next(iter(self._bills))]
+                # Emptied, not trimmed: deleting the first key again and again walks the dict's
+                # deleted slots from its start each time (quadratic once full).
+                self._bills.clear()
             self._bills[key] = found
         if isinstance(found, ChatError):
             raise found
@@ -154,7 +160,7 @@ class ChatBiller:
         if found is None:
             found = len(self.model.encode(text)) if text else 0
             if len(self._contents) >= CONTENTS_KEPT:
-                del self._contents[next(iter(self._contents))]
+                self._contents.clear()
             self._contents[text] = found
         return found
 

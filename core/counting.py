@@ -115,6 +115,33 @@ class TokenCounter:
         if len(self.pending) + self.buffered >= self.block:
             self._count_pending(False)
 
+    def count_alone(self, text: str) -> i64:
+        """The tokens of `text` as a whole text of its own (a chat message's contents), as a new
+        counter would count it from feed(text) and finish(), without the setup of one:
+        UNCOUNTED where it cannot stream. The counter is left as new, ready for the next."""
+        if not self.streams():
+            return UNCOUNTED
+        self.pending = ""
+        self.parts = []
+        self.buffered = 0
+        self.tail = ""
+        self.block = LOAD_BLOCK
+        self.total = 0
+        self.started = False
+        self.failed = False
+        if len(text) == 0:
+            return 0
+        if not self.edges.segmentable(text):
+            return UNCOUNTED
+        normalized = self.norm.normalize_part(text, True, True)
+        enc = self.encoder
+        if enc is not None:
+            self.stats.encoded(len(normalized))
+            return len(enc.encode(normalized))
+        seg = self.segmenter
+        assert seg is not None
+        return self.reader.count(seg, seg.take(normalized, True))
+
     def finish(self) -> i64:
         """The text's token count, or UNCOUNTED when it could not be counted in chunks."""
         if self.failed:

@@ -23,10 +23,11 @@ from tokenline.core import (
     ChatBiller,
     ChatError,
     Conversation,
-    Document,
+    Model,
     parse_chat,
     parse_jsonl_line,
 )
+from tokenline.core.counting import UNCOUNTED, TokenCounter
 from tokenline.server.feature import TextView
 
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -38,16 +39,26 @@ READ_LINES = 64
 
 class SegmentBiller(ChatBiller):
     """A biller whose texts (messages' contents, the values OpenAI's rule counts) are counted
-    as a Document of each: through the model's segment cache, which the words prose repeats
-    make several times faster than the reference library's encode, and exact as every Document
-    is. Contents are kept by text, as ChatBiller keeps them."""
+    through the model's segment cache (core.counting.TokenCounter), which the words prose
+    repeats make many times faster than the reference library's encode, and exact as every
+    count of the core is; a text the counter cannot take goes to the model's encode. One
+    counter serves every text: a Document or a counter made per message cost more than its
+    count. Contents are kept by text, as ChatBiller keeps them."""
+
+    def __init__(self, model: Model, mode: str, template: Any = None, mistral: Any = None) -> None:
+        super().__init__(model, mode, template, mistral)
+        self._counter = TokenCounter(model)
 
     def count(self, text: str) -> int:
         found = self._contents.get(text)
         if found is None:
-            found = len(Document(self.model, text)) if text else 0
+            found = int(self._counter.count_alone(text))
+            if found == UNCOUNTED:
+                found = len(self.model.encode(text))
             if len(self._contents) >= CONTENTS_KEPT:
-                del self._contents[next(iter(self._contents))]
+                # Emptied, not trimmed: dropping the oldest key one by one walks the dict's
+                # deleted slots from its start each time (quadratic once full).
+                self._contents.clear()
             self._contents[text] = found
         return found
 

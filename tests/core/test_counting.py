@@ -187,3 +187,29 @@ def test_a_model_that_cannot_stream_says_so(tmp_path: Path) -> None:
     counter.feed(text)
     assert counter.finish() == UNCOUNTED
     assert count_text(model, text) == len(hf.encode(text, add_special_tokens=False).ids)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_counter_counts_text_after_text_alone(name: str) -> None:
+    """count_alone (a chat file's messages, one counter for them all) counts each text as the
+    reference encodes it alone, whatever the counter counted before: a message left half-way
+    (fed, not finished) leaves nothing behind either."""
+    model, encode = REFERENCES[name]
+    rng = random.Random(5)
+    botchan = read_botchan()
+    pieces = ["", " ", "  lead and trail  ", "\r\n", japanese(40, 3), "x" * 3_000, "\u2581a"]
+    for _ in range(60):
+        a = rng.randrange(0, len(botchan) - 600)
+        pieces.append(botchan[a : a + rng.randrange(0, 600)])
+    rng.shuffle(pieces)
+    counter = TokenCounter(model)
+    counter.feed("a message left half-way ")
+    got = [int(counter.count_alone(p)) for p in pieces]
+    assert got == [len(encode(p)) for p in pieces]
+
+
+def test_count_alone_of_a_text_with_an_added_token_is_left_to_the_encode() -> None:
+    model, encode = REFERENCES["gpt2"]
+    counter = TokenCounter(model)
+    assert counter.count_alone("words <|endoftext|> words") == UNCOUNTED
+    assert counter.count_alone("words and words") == len(encode("words and words"))
