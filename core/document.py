@@ -29,14 +29,19 @@ class Document:
     engine: Retokenizer
     toks: TokenStore
 
-    def __init__(self, model: Model, text: str = "") -> None:
+    def __init__(self, model: Model, text: str = "", whole: bool = True) -> None:
+        """The document of `text`; `whole` False: its tokens are read by later calls of
+        load(), a slice at a time (an editor opening a large file in idle time)."""
         check_text(text)
         self.model = model
         self.rope = TextRope(text)
         self.norm = model.family.normalization(self.rope)
         self.engine = Retokenizer(model.family, self.norm)
         self.toks = self.engine.toks
-        self.engine.load_original(text)
+        if whole:
+            self.engine.load_original(text)
+        else:
+            self.engine.begin_load(text)
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -74,11 +79,23 @@ class Document:
                 "(need 0 <= start <= end <= length)"
             )
         check_text(new_text)
+        if self.engine.loading is not None:
+            raise RuntimeError("the document is still loading: call load() until it is False")
         if start == end and not new_text:
             return
         self.engine.before_edit(start, end)
         ns, ne_old, ne_new = self.norm.apply(start, end, new_text)
         self.engine.after_edit(ns, ne_old, ne_new)
+
+    def load(self, budget: i64 = 1 << 16) -> bool:
+        """Reads the tokens of about `budget` more characters of a document made with `whole`
+        False (at most twice that, unless a stretch has no place to cut); True while more
+        remain. Until it returns False the document has no tokens and takes no edit."""
+        return self.engine.load_some(budget)
+
+    def loading(self) -> bool:
+        """Whether load() has tokens left to read."""
+        return self.engine.loading is not None
 
     def prepare(self, budget: i64 = 1 << 16) -> bool:
         """Does up to `budget` characters of the work opening deferred (byte-level models open

@@ -34,21 +34,25 @@ class SegmentReader:
         self.stats = stats
         self.kept = family.keeps_joins
 
-    def read(self, seg: Segmenter, norm: Normalization) -> TokenRun:
-        """The tokens of the whole normalized text, a block at a time."""
-        run = empty_run()
+    def read_some(
+        self, seg: Segmenter, norm: Normalization, load: SegmentLoad, budget: i64
+    ) -> bool:
+        """Reads on into `load` (the tokens of the normalized text from load.pos), in blocks of
+        at most `budget` characters (larger only while a block holds no segment start) until
+        `budget` characters are read; True while text remains."""
         total: i64 = norm.length()
-        pos: i64 = 0
-        size: i64 = LOAD_BLOCK
-        while pos < total:
-            end: i64 = min(total, pos + size)
-            segments = seg.take(norm.slice(pos, end), end >= total)
+        stop: i64 = load.pos + budget
+        block: i64 = min(LOAD_BLOCK, max(budget, 1))
+        while load.pos < total and load.pos < stop:
+            size: i64 = max(block, load.grown)
+            end: i64 = min(total, load.pos + size)
+            segments = seg.take(norm.slice(load.pos, end), end >= total)
             if len(segments) == 0:
-                size *= 2
+                load.grown = 2 * size
                 continue
-            pos += self._add_all(seg, segments, run)
-            size = LOAD_BLOCK
-        return run
+            load.pos += self._add_all(seg, segments, load.run)
+            load.grown = 0
+        return load.pos < total
 
     def encode(self, seg: Segmenter, text: str) -> TokenRun:
         """The tokens of normalized text that begins at a segment start."""
@@ -108,3 +112,17 @@ class SegmentReader:
             found = self.family.tokens(segment, True)
             cache.put(segment, found)
         return found
+
+
+class SegmentLoad:
+    """An opening read in slices (SegmentReader.read_some): the tokens so far, where the next
+    block starts, and the size a block without a segment start has grown to (0: none)."""
+
+    run: TokenRun
+    pos: i64
+    grown: i64
+
+    def __init__(self) -> None:
+        self.run = empty_run()
+        self.pos = 0
+        self.grown = 0

@@ -21,8 +21,8 @@ from mypy_extensions import i64
 
 from tokenline.core.family import Family
 from tokenline.core.normalization import Normalization
-from tokenline.core.opening import SegmentReader
-from tokenline.core.tokens import TokenRun, TokenStore
+from tokenline.core.opening import SegmentLoad, SegmentReader
+from tokenline.core.tokens import TokenRun, TokenStore, empty_run
 from tokenline.core.window import Edges, Neighborhood, Stats, Window
 
 # Old tokens fetched on each side of an edit before the loop starts (most windows fit in them).
@@ -31,6 +31,8 @@ EDIT_MARGIN: Final = 8
 RANGE_MARGIN: Final = 16
 # A window's first widening step, in tokens per side; each failed edge doubles its side's step.
 FIRST_STEP: Final = 1
+# A load_some budget that reads the whole text.
+LOAD_ALL: Final = 1 << 62
 
 
 class Retokenizer:
@@ -42,6 +44,8 @@ class Retokenizer:
     stats: Stats
     edges: Edges
     segments: SegmentReader
+    # An opening read in slices, until it is done (begin_load).
+    loading: SegmentLoad | None
 
     def __init__(self, family: Family, norm: Normalization) -> None:
         self.family = family
@@ -50,19 +54,59 @@ class Retokenizer:
         self.stats = Stats()
         self.edges = family.edges(norm, self.toks, self.stats)
         self.segments = SegmentReader(family, self.stats)
+        self.loading = None
 
     # -- whole texts ---------------------------------------------------------------------------
 
     def load_original(self, text: str) -> None:
         """Tokens of the whole original text (opening a document, replacing its text)."""
+        if self.begin_load(text):
+            while self.load_some(LOAD_ALL):
+                pass
+
+    def begin_load(self, text: str) -> bool:
+        """Starts the tokens of the whole original text: read in slices by load_some where the
+        family opens segment by segment through its cache, else made now (one library
+        encode). True while slices remain; the tokens are the text's once it is False."""
+        self.loading = None
         run = self.edges.opening(text)
         if run is None:
             seg = self.family.segmenter
             if seg is not None and self.edges.segmentable(text):
-                run = self.segments.read(seg, self.norm)
-            else:
-                run = self._tokens(text, False)
+                self._install(empty_run())
+                self.loading = SegmentLoad()
+                return True
+            run = self._tokens(text, False)
+        self._install(run)
+        return False
+
+    def load_some(self, budget: i64) -> bool:
+        """Reads about `budget` more normalized characters of a load begun by begin_load (at
+        most twice that, unless a stretch holds no segment start); True while more remains."""
+        load = self.loading
+        if load is None:
+            return False
+        seg = self.family.segmenter
+        assert seg is not None
+        more = self.segments.read_some(seg, self.norm, load, budget)
+        # Each slice's tokens go into the store at once: one load of them all at the end would
+        # be a step as long as the text.
+        run = load.run
+        if run.size() > 0:
+            end: i64 = self.toks.size()
+            self.toks.replace(end, end, run.ids, run.lens, run.joins)
+            load.run = empty_run()
+        if more:
+            return True
+        self.loading = None
+        self._check_cover()
+        return False
+
+    def _install(self, run: TokenRun) -> None:
         self.toks.load(run.ids, run.lens, run.joins)
+        self._check_cover()
+
+    def _check_cover(self) -> None:
         # No token at all is a family dropping the whole text (a tokenizer.json model given
         # only white space); tokens that cover part of it are the normalizer disagreeing.
         if self.toks.size() > 0 and self.toks.total_length() != self.norm.length():

@@ -16,7 +16,9 @@ ServerCancelled answer (the client asks again after the refresh sent when the to
 A large chat file (server/chat.py counts its conversations from the text alone) opens the same
 way: its text goes to a backlog at once and its first encode is a low idle job, after the work
 that answers the user (hints of the visible lines, the conversations' totals), so that opening
-a 100 MB JSONL file does not wait for seconds of encoding before the first hints.
+a 100 MB JSONL file does not wait for seconds of encoding before the first hints. That encode
+is read in slices (`Loading`: Document.load, sized to take about SLICE_SECONDS) of the text as
+it was opened; edits made meanwhile wait in the backlog and go in as one edit once it is done.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from tokenline.core import Document, TextRope
+from tokenline.core import Document, Model, TextRope
 from tokenline.server.feature import EVERYTHING, Change, DocState
-from tokenline.server.idle import IdleWork
+from tokenline.server.idle import SLICE_SECONDS, IdleWork
 
 log = logging.getLogger("tokenline.server")
 
@@ -39,6 +41,10 @@ EAGER_SECONDS = 0.005
 PAUSE_SHARE = 0.4
 PAUSE_CAP = 0.15
 CATCH_UP = "catch-up"
+# Characters a deferred first encode reads in its first slice; later slices are sized from the
+# time the last one took, to take about SLICE_SECONDS, within LOAD_BUDGETS.
+FIRST_LOAD_BUDGET = 1 << 12
+LOAD_BUDGETS = (1 << 9, 1 << 16)
 
 
 class Backlog:
@@ -93,6 +99,34 @@ class Backlog:
         return self.lo, old_length - self.tail, self.rope.slice(self.lo, n - self.tail)
 
 
+class Loading:
+    """A deferred first encode read in slices: the Document of the text as it was opened."""
+
+    def __init__(self, model: Model, text: str) -> None:
+        self.model = model
+        self.text = text
+        self.doc: Document | None = None
+        self.budget = FIRST_LOAD_BUDGET
+        self.seconds = 0.0
+
+    def step(self) -> bool:
+        """One slice: the Document made (its text's structures, in the first slice), then its
+        tokens read, `budget` characters at a time; True while more remains."""
+        start = time.perf_counter()
+        if self.doc is None:
+            self.doc = Document(self.model, self.text, whole=False)
+            self.text = ""
+            more = self.doc.loading()
+        else:
+            more = self.doc.load(self.budget)
+            took = max(time.perf_counter() - start, 1e-6)
+            # Towards the budget that takes SLICE_SECONDS, by at most a factor 4 per slice.
+            scaled = self.budget * min(4.0, max(0.25, SLICE_SECONDS / took))
+            self.budget = int(min(max(scaled, LOAD_BUDGETS[0]), LOAD_BUDGETS[1]))
+        self.seconds += time.perf_counter() - start
+        return more
+
+
 class CatchUp:
     """Whole re-encodes of the open documents: how long each took, and the backlogs."""
 
@@ -103,13 +137,16 @@ class CatchUp:
         self._caught_up = caught_up
         self._seconds: dict[str, float] = {}
         self._backlogs: dict[str, Backlog] = {}
-        # Documents opened with their first encode deferred (their Document is still empty).
+        # Documents opened with their first encode deferred (their Document is still empty),
+        # and the first encodes under way.
         self._opening: set[str] = set()
+        self._loads: dict[str, Loading] = {}
 
     def defer(self, st: DocState, text: str) -> None:
         """Opens the document with its text in a backlog; its tokens are made in idle time."""
         self._backlogs[st.uri] = Backlog(text)
         self._opening.add(st.uri)
+        self._loads[st.uri] = Loading(st.model, text)
         st.pending = True
         self._idle.add(CATCH_UP, st.uri, lambda: self._catch_up(st), low=True)
 
@@ -154,24 +191,42 @@ class CatchUp:
         """Forgets the document's backlog (re-tokenized from its newest text)."""
         self._backlogs.pop(st.uri, None)
         self._opening.discard(st.uri)
+        self._loads.pop(st.uri, None)
         st.pending = False
 
     def forget(self, uri: str) -> None:
         self._backlogs.pop(uri, None)
         self._seconds.pop(uri, None)
         self._opening.discard(uri)
+        self._loads.pop(uri, None)
 
-    def _open(self, st: DocState, backlog: Backlog) -> None:
-        """The deferred first encode: the Document of the newest text, as opening makes it."""
-        text = backlog.rope.text()
-        start = time.perf_counter()
-        st.doc = Document(st.doc.model, text)
-        seconds = time.perf_counter() - start
+    def _open(self, st: DocState, backlog: Backlog) -> bool:
+        """A slice of the deferred first encode; once done, the Document of the text as opened,
+        with the edits made since as one edit. True while slices remain."""
+        loading = self._loads.get(st.uri)
+        if loading is None or loading.model is not st.doc.model:
+            loading = self._loads[st.uri] = Loading(st.doc.model, backlog.rope.text())
+            backlog.caught_up()  # the edits from here on are the load's text's
+        if loading.step():
+            return True
+        assert loading.doc is not None
+        del self._loads[st.uri]
+        self._opening.discard(st.uri)
+        st.doc = loading.doc
         log.info(
-            "%s: encoded in idle time in %.0f ms, version %s", st.uri, seconds * 1e3, st.version
+            "%s: encoded in idle time in %.0f ms, version %s",
+            st.uri,
+            loading.seconds * 1e3,
+            st.version,
         )
-        self.took(st, seconds, text)
+        a, b, text = backlog.combined(int(st.doc.length()))
+        if a < b or text:
+            st.doc.edit(a, b, text)
+        self.drop(st)
+        if not st.model.incremental:
+            self.took(st, loading.seconds)
         self._caught_up(st, EVERYTHING)
+        return False
 
     def _catch_up(self, st: DocState) -> bool:
         """The document's tokens re-encoded once, for its newest text (one slice of idle work)."""
@@ -179,8 +234,7 @@ class CatchUp:
         if backlog is None or not st.pending:
             return False
         if st.uri in self._opening:
-            self._open(st, backlog)
-            return False
+            return self._open(st, backlog)
         a, b, text = backlog.combined(int(st.doc.length()))
         change = backlog.change
         start = time.perf_counter()
