@@ -63,6 +63,10 @@ EAGER_OPEN_CHARS = 100_000
 EAGER_LINES = 8
 # Lines read at once when counting in idle time.
 IDLE_READ = 256
+# Characters of lines one idle slice counts at most (about a millisecond of contents through
+# the segment cache; a slice also stops at SLICE_SECONDS, for slow chat templates). A line
+# longer than this is a slice of its own.
+SLICE_CHARS = 1 << 16
 # The status is published this often while totals are counted in idle time.
 PROGRESS_SECONDS = 0.5
 # At most this many lines of a range are answered (a client that asks for a whole large file).
@@ -234,9 +238,12 @@ class ChatFeature(Feature):
         if table is None or self._docs.get(uri) is not doc:
             return False
         deadline = time.perf_counter() + SLICE_SECONDS
+        work = 0
         line = table.next_waiting()
-        while line >= 0 and time.perf_counter() < deadline:
-            table.put(line, counted_line(doc.biller, self._line_ahead(uri, doc, line)))
+        while line >= 0 and work < SLICE_CHARS and time.perf_counter() < deadline:
+            body = self._line_ahead(uri, doc, line)
+            work += len(body) + 1
+            table.put(line, counted_line(doc.biller, body))
             line = table.next_waiting()
         now = time.monotonic()
         if line < 0 or now - doc.published >= PROGRESS_SECONDS:
