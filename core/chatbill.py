@@ -128,7 +128,7 @@ class ChatBiller:
         return found
 
     def _bill(self, messages: list[dict[str, Any]], tools: list[Any] | None) -> Bill:
-        per_message = tuple(self._message_contents(i, m) for i, m in enumerate(messages))
+        per_message = tuple([self._message_contents(i, m) for i, m in enumerate(messages)])
         contents = sum(per_message)
         if self._mode == TEMPLATE:
             tokens = len(self.model.encode(self._rendered(messages, tools)))
@@ -165,7 +165,10 @@ class ChatBiller:
         return found
 
     def _message_contents(self, index: int, message: dict[str, Any]) -> int:
-        return sum(self.count(t) for t in content_texts(index, message.get("content")))
+        content = message.get("content")
+        if isinstance(content, str):
+            return self.count(content)  # the common case, without a list of one text
+        return sum(self.count(t) for t in content_texts(index, content))
 
     def _estimate(self, messages: list[dict[str, Any]], tools: list[Any] | None) -> int:
         """OpenAI's rule: every value of every message encoded, plus its fixed tokens."""

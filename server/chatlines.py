@@ -109,7 +109,7 @@ def counted_line(biller: ChatBiller, line: str) -> Record:
     except ValueError:
         return located_line(biller, line)
     messages = data.get("messages") if isinstance(data, dict) else None
-    if not isinstance(messages, list) or not all(_is_message(m) for m in messages):
+    if not isinstance(messages, list) or not all(map(_is_message, messages)):
         return located_line(biller, line)
     tools = data.get("tools")
     try:
