@@ -248,10 +248,13 @@ class TokenlineServer(LanguageServer):
         counted = self.ahead.take(uri, text, model)
         st = self.store.open(params.text_document, settings, model, defer, counted)
         st.model_problem = problem
+        # Before the features' idle work (a chat file's totals), which then runs on a settled
+        # heap: the collector's walks skip the model's vocabulary. By the text's length: a
+        # deferred document's Document is still empty.
+        self.give_back_later(len(text), new_model=id(model) not in self._settled)
         self.features.each("document_opened", st)
         self.pending.discard(uri)
         self.features.each("publish", st)
-        self.give_back_later(int(st.doc.length()), new_model=id(model) not in self._settled)
         log.debug(
             "didOpen %s: %d characters, status sent in %.1f ms, cpu %.1f ms",
             uri,
