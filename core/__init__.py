@@ -25,6 +25,7 @@ from tokenline.core.chatfile import (
     parse_chat,
     parse_jsonl_line,
 )
+from tokenline.core.counting import UNCOUNTED, TokenCounter
 from tokenline.core.document import Document
 from tokenline.core.loader import (
     BUNDLED_DEFAULT,
@@ -72,6 +73,7 @@ __all__ = [
     "TOKEN_SPECIAL",
     "TOKEN_UNKNOWN",
     "TOKEN_WHITESPACE",
+    "UNCOUNTED",
     "UTF8",
     "UTF16",
     "UTF32",
@@ -87,6 +89,7 @@ __all__ = [
     "ModelError",
     "ModelSource",
     "TextRope",
+    "TokenCounter",
     "bundled_model_path",
     "bundled_models",
     "cached_tiktoken_encodings",

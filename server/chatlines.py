@@ -19,15 +19,16 @@ from typing import Any
 from lsprotocol import types
 
 from tokenline.core import (
+    UNCOUNTED,
     Bill,
     ChatBiller,
     ChatError,
     Conversation,
     Model,
+    TokenCounter,
     parse_chat,
     parse_jsonl_line,
 )
-from tokenline.core.counting import UNCOUNTED, TokenCounter
 from tokenline.server.feature import TextView
 
 _BREAK = re.compile(r"\r\n|\r|\n")
