@@ -9,6 +9,7 @@ sentencepiece's encode of each message (the reference)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from lsprotocol import types
 
 from tests.conftest import read_botchan
 from tokenline.core import Document, bundled_model_path, load_model
+from tokenline.server import chat as chat_unit
 from tokenline.server.catchup import CATCH_UP, LOAD_BUDGETS, Backlog, CatchUp
 from tokenline.server.chat import SLICE_CHARS, ChatFeature
 from tokenline.server.feature import Change, DocState
@@ -206,3 +208,19 @@ def test_the_deferred_encode_loads_in_slices_and_takes_the_edits_made_meanwhile(
     assert slices >= len(text) // LOAD_BUDGETS[1] // 2
     assert not st.pending and told
     assert st.doc.ids() == sp.encode(text[:7] + "wholly new words " + text[7:])
+
+
+def test_a_large_files_records_leave_the_collectors_walks_once_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once every record of a large file is counted they are frozen (memory.freeze): a full
+    collection walking them all would land in the middle of a keystroke."""
+    monkeypatch.setattr(chat_unit, "FROZEN_LINES", 100)
+    gc.unfreeze()
+    try:
+        host, _feature, _st = opened(conversations(150, 5))
+        while host.slice():
+            assert gc.get_freeze_count() == 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
