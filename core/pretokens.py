@@ -116,6 +116,10 @@ def run_continues(run_class: i64, before: str, new: str, after: str) -> bool:
 # are not trusted (see newer_characters): the engines disagree only on those next to it.
 NEWER_MARGIN: Final = 64
 _NEWER: list[frozenset[str]] = []
+# Blocks of punctuation common in prose (general, CJK, full-width forms) that `holds_newer` skips
+# at once, each only while it holds no newer character (checked when the set is built).
+_PUNCTUATION: Final = ((0x2000, 0x206F), (0x3000, 0x303F), (0xFF00, 0xFFEF))
+_SUSPECTS: list[Any] = []
 
 
 def newer_characters() -> frozenset[str]:
@@ -126,13 +130,32 @@ def newer_characters() -> frozenset[str]:
     if not _NEWER:
         every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
         found: list[str] = regex.findall(r"\P{Cn}", every)
-        _NEWER.append(frozenset(c for c in found if unicodedata.category(c) == "Cn"))
+        newer = frozenset(c for c in found if unicodedata.category(c) == "Cn")
+        _NEWER.append(newer)
+        _SUSPECTS.append(re.compile(_suspects_class(newer)))
     return _NEWER[0]
 
 
+def _suspects_class(newer: frozenset[str]) -> str:
+    """A class of `re` that holds every character of `newer` and few others: those are
+    unassigned in Python's tables, so never word characters (letters, digits) nor white space
+    to `re`, which reads the same tables; nor ASCII, nor in a punctuation block that holds none."""
+    skipped = "".join(
+        f"{chr(lo)}-{chr(hi)}"
+        for lo, hi in _PUNCTUATION
+        if not any(lo <= ord(c) <= hi for c in newer)
+    )
+    return rf"[^\w\s\x00-\x7f{skipped}]"
+
+
 def holds_newer(newer: frozenset[str], text: str) -> bool:
-    """Whether text holds one of `newer` (ASCII text, known in O(1), never does)."""
-    return not text.isascii() and not newer.isdisjoint(text)
+    """Whether text holds one of `newer` (newer_characters(), or empty). A scan in `re` finds
+    the few characters that could be one (none in ASCII text, known in O(1), nor in most prose);
+    only those are looked up."""
+    if not newer or text.isascii():
+        return False
+    suspects: list[str] = _SUSPECTS[0].findall(text)
+    return len(suspects) > 0 and not newer.isdisjoint(suspects)
 
 
 def reads_little(pattern: str) -> bool:

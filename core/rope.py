@@ -96,8 +96,41 @@ class TextRope(Chunks):
 
     def replace(self, start: i64, end: i64, text: str) -> None:
         """Replaces the code points [start, end) with text (offsets already validated)."""
+        if self.chunk_count() > 0 and self._replace_inside(start, end, text):
+            return
         self.staged = text
         self._splice(start, end)
+
+    def _replace_inside(self, start: i64, end: i64, text: str) -> bool:
+        """The common edit: inside one chunk, away from its first and last characters, leaving
+        it within its size bounds. Its measures change by what the edit removed and added, so
+        the chunk is not measured again (for non-ASCII text, two encodes of the whole chunk)."""
+        c, i0 = self.locate(start)
+        chunk = self.chunks[c]
+        n: i64 = len(chunk)
+        i1: i64 = i0 + end - start
+        size: i64 = n - (end - start) + len(text)
+        if i0 == 0 or i1 >= n or size < self.minimum or size > self.maximum:
+            return False  # a chunk edge (a "\r\n" may join across it) or a resize
+        old = chunk[i0:i1]
+        new = chunk[:i0] + text + chunk[i1:]
+        self.chunks[c] = new
+        sums = self.sums
+        sums[CHARS].set(c, size)
+        # The breaks counted with one unchanged character either side: a "\r\n" formed or
+        # split at either end of the edit is counted, and those beyond cancel out.
+        breaks: i64 = count_breaks(new[i0 - 1 : i0 + len(text) + 1]) - count_breaks(
+            chunk[i0 - 1 : i1 + 1]
+        )
+        if breaks != 0:
+            sums[BREAKS].set(c, sums[BREAKS].value(c) + breaks)
+        units: i64 = units16(text) - units16(old)
+        if units != 0:
+            sums[CODE_UNITS_16].set(c, sums[CODE_UNITS_16].value(c) + units)
+        units = units8(text) - units8(old)
+        if units != 0:
+            sums[CODE_UNITS_8].set(c, sums[CODE_UNITS_8].value(c) + units)
+        return True
 
     # -- the chunk hooks -----------------------------------------------------------------------
 

@@ -379,6 +379,25 @@ def test_characters_newer_than_our_unicode_tables(
     assert doc.encode_range(a, doc.length()) == encode(doc.text[a:])
 
 
+def test_the_newer_characters_guard_finds_every_one_of_them() -> None:
+    """holds_newer scans for the few characters that could be newer (not letters, digits, white
+    space, ASCII or common punctuation to `re`) before looking them up: every newer character is
+    found among prose of each kind, and prose without one is clean."""
+    newer = pretokens.newer_characters()
+    prose = ["日本語の文章、「例」。", "中文字符测试，", "Ünïcödé — “quoted”… ", "a b\n"]
+    for c in sorted(newer):
+        for text in prose:
+            assert pretokens.holds_newer(newer, text + c + text), hex(ord(c))
+    rng = random.Random(5)
+    older = [
+        chr(c) for c in range(0x80, 0x30000) if chr(c) not in newer and not 0xD800 <= c < 0xE000
+    ]
+    for _ in range(2_000):
+        text = "".join(rng.choice(older) for _ in range(rng.randrange(1, 40)))
+        assert not pretokens.holds_newer(newer, text)
+    assert not pretokens.holds_newer(frozenset(), "\U00018d80")
+
+
 @pytest.mark.parametrize("name", REAL)
 def test_edits_that_keep_a_long_piece_whole_do_not_scan_it(
     references: dict[str, tuple[Document, Encoder]], name: str

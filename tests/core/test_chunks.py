@@ -236,3 +236,20 @@ def test_rope_follows_a_string(text: str, target: int, data: st.DataObject) -> N
         rope.replace(start, end, new)
         text = text[:start] + new + text[end:]
         check_rope(rope, text)
+
+
+@given(text=texts, target=st.sampled_from([8, 16, 32]), data=st.data())
+def test_rope_follows_small_edits_inside_chunks(
+    text: str, target: int, data: st.DataObject
+) -> None:
+    """Edits of a few characters, which the rope applies inside one chunk without measuring it
+    again: line breaks formed or split at the edit's ends ("\\r" + "\\n") are counted."""
+    rope = TextRope(text * 4, target)
+    text *= 4
+    for _ in range(data.draw(st.integers(1, 20), "steps")):
+        start = data.draw(st.integers(0, len(text)))
+        end = data.draw(st.integers(start, min(len(text), start + 3)))
+        new = data.draw(st.lists(pieces, max_size=2).map("".join))
+        rope.replace(start, end, new)
+        text = text[:start] + new + text[end:]
+        check_rope(rope, text)
