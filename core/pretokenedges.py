@@ -282,7 +282,11 @@ class PreTokenEdges(Edges):
             near.refresh()
 
     def edited(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
-        if ns < self.known_upto:
+        total: i64 = self.norm.length()
+        if self.known_upto >= total - (ne_new - ne_old):
+            # Every token knew, and the window's new ones do: so does text typed at the end.
+            self.known_upto = total
+        elif ns < self.known_upto:
             self.known_upto = max(ns, self.known_upto + ne_new - ne_old)
 
     def begin(self, w: Window, near: Neighborhood, ne_new: i64) -> None:

@@ -24,6 +24,7 @@ from tests.conftest import tekken_path
 from tests.core import tiktokenkit
 from tests.core.strategies import edit_ops, texts, unspaced
 from tokenline.core import Document, ModelError, load_model, pretokens
+from tokenline.core.pretokenedges import PreTokenEdges
 from tokenline.core.tiktokenloader import model_from_encoding
 from tokenline.core.tokens import JOIN_UNKNOWN
 
@@ -342,6 +343,29 @@ def test_prepare_finds_every_piece_start(
     doc.edit(45_000, 45_000, "x y")
     assert doc.ids() == encode(doc.text)
     assert not doc.prepare()
+
+
+def test_text_typed_at_the_end_leaves_no_idle_work(
+    references: dict[str, tuple[Document, Encoder]], botchan: str
+) -> None:
+    """Once every piece start is found, typing at the very end (or deleting there and typing
+    again) keeps them all found: edits do not go back to finding them (each edit after such
+    a one used to search for sure cuts around it again)."""
+    doc, encode = references["o200k_base"]
+    doc.set_text(botchan[:5_000])
+    while doc.prepare():
+        pass
+    edges = doc.engine.edges
+    assert isinstance(edges, PreTokenEdges)
+    for new in ("x", " y", "\n", "z"):
+        doc.edit(doc.length(), doc.length(), new)
+        assert edges.known_upto == doc.length()
+    doc.edit(doc.length() - 1, doc.length(), "")
+    doc.edit(doc.length(), doc.length(), "Q.")
+    assert edges.known_upto == doc.length()
+    assert not doc.prepare()
+    assert not any(doc.toks.flag(k) & JOIN_UNKNOWN for k in range(len(doc)))
+    assert doc.ids() == encode(doc.text)
 
 
 def test_a_long_selection_is_counted_from_windows(
