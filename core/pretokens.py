@@ -270,21 +270,111 @@ def _ascii_rx(pattern: str) -> Any:
         return None
 
 
+# The Basic Multilingual Plane less the surrogates, and each class's part of it in `regex`'s
+# tables (for bmp_twin), built when first asked for.
+_BMP: list[str] = []
+_BMP_CLASSES: dict[str, str] = {}
+# Compiled BMP twins by pattern (None: the pattern has none).
+_BMP_TWINS: dict[str, Any] = {}
+
+
+def _bmp_class(token: str) -> str:
+    """The characters of the BMP that a class (\\p{L}, \\s, ...) holds to `regex`, as ranges
+    of a class of `re`."""
+    found = _BMP_CLASSES.get(token)
+    if found is not None:
+        return found
+    if not _BMP:
+        _BMP.append("".join(chr(c) for c in range(0x10000) if not 0xD800 <= c < 0xE000))
+    codes = [ord(c) for c in regex.findall(token, _BMP[0])]
+    parts: list[str] = []
+    i: i64 = 0
+    while i < len(codes):
+        j: i64 = i
+        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
+            j += 1
+        parts.append(re.escape(chr(codes[i])))
+        if j > i:
+            parts.append("-" + re.escape(chr(codes[j])))
+        i = j + 1
+    found = "".join(parts)
+    _BMP_CLASSES[token] = found
+    return found
+
+
+def bmp_twin(pattern: str) -> str:
+    """`pattern` (one of LOCAL_PATTERNS) with its Unicode classes spelt out as the characters of
+    the BMP that `regex` puts in them, for Python's `re`: on text without characters beyond the
+    BMP it cuts where the `regex` module does (tests/core/test_pretoken_twins.py compares them
+    on every character), at a fifth of the cost on CJK text (`re` looks a class up in a table)."""
+    out: list[str] = []
+    inside: bool = False
+    for m in _CLASS_TOKEN.finditer(pattern):
+        tok = m.group()
+        if tok in ("[", "[^"):
+            inside = True
+            out.append(tok)
+        elif tok == "]" and inside:
+            inside = False
+            out.append(tok)
+        elif tok == r"\S":
+            out.append("[^" + _bmp_class(r"\s") + "]")
+        elif tok in _ASCII_CLASSES:
+            chars = _bmp_class(tok)
+            out.append(chars if inside else "[" + chars + "]")
+        else:
+            out.append(tok)
+    return "".join(out)
+
+
+def bmp_rx(pattern: str) -> Any:
+    """The compiled BMP twin of a local pattern (built once per process); None as _ascii_rx."""
+    if pattern in _BMP_TWINS:
+        return _BMP_TWINS[pattern]
+    found: Any = None
+    if pattern in LOCAL_PATTERNS:
+        try:
+            found = re.compile(bmp_twin(pattern))
+        except re.error:
+            found = None
+    _BMP_TWINS[pattern] = found
+    return found
+
+
+def in_bmp(text: str) -> bool:
+    """Whether every character of text lies in the BMP (one UTF-16 unit each)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text)
+
+
 class PreTokenSegmenter(Segmenter):
     """Cuts text into a regex pre-tokenizer's pre-tokens."""
 
+    pattern: str
     rx: Any
-    # The pattern's twin in Python's `re` for ASCII text (None: the pattern has none).
+    # The pattern's twins in Python's `re` for ASCII text and for text within the BMP (None: the
+    # pattern has none; the BMP twin is compiled when non-ASCII text first comes).
     ascii_rx: Any
+    bmp_rx: Any
+    bmp_tried: bool
 
     def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
         self.rx = regex.compile(pattern)
         self.ascii_rx = _ascii_rx(pattern)
+        self.bmp_rx = None
+        self.bmp_tried = False
 
     def split(self, text: str) -> list[str]:
-        # The `regex` module's call costs several µs more than `re`'s, most of a short window.
+        # The `regex` module's call costs several µs more than `re`'s, most of a short window,
+        # and its class tests are slow on CJK text.
         if self.ascii_rx is not None and text.isascii():
             found: list[str] = self.ascii_rx.findall(text)
+            return found
+        if not self.bmp_tried:
+            self.bmp_tried = True
+            self.bmp_rx = bmp_rx(self.pattern)
+        if self.bmp_rx is not None and in_bmp(text):
+            found = self.bmp_rx.findall(text)
             return found
         found = self.rx.findall(text)
         return found
