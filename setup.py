@@ -36,6 +36,9 @@ COMPILED_MODULES = [
     "counting",
     # Edge strategies the families share.
     "symboledges",
+    "pretokenfamily",
+    "pretokenflags",
+    "lazycuts",
     "pretokenedges",
     # The families.
     "steps",

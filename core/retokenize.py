@@ -178,6 +178,7 @@ class Retokenizer:
             self._reload()
             return
         toks.replace(w.wl, w.wr, w.out.ids, w.out.lens, w.out.joins)
+        self.edges.settled(w)
 
     # -- selections ----------------------------------------------------------------------------
 

@@ -134,6 +134,9 @@ class Edges:
         """Whether an edit's settled window may replace the old tokens (else: encode whole)."""
         return True
 
+    def settled(self, w: Window) -> None:
+        """An edit's window replaced old tokens [w.wl, w.wr) with w.out."""
+
     def before_range(self, a: i64, b: i64) -> None:
         """A selection [a, b) (normalized) is about to be encoded; tokens match the text."""
 

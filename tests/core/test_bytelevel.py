@@ -422,6 +422,53 @@ def test_the_newer_characters_guard_finds_every_one_of_them() -> None:
     assert not pretokens.holds_newer(frozenset(), "\U00018d80")
 
 
+RUN_EDITS = ["q", "qq", "", "Q", "1", " ", "'s", "é", "ab cd", "\n", "aaaa", "x'"]
+
+
+@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("letters", ["abcdefghij", "a"])
+def test_the_first_edit_inside_a_long_run_of_letters_reads_only_near_it(
+    references: dict[str, tuple[Document, Encoder]], name: str, letters: str
+) -> None:
+    """Right after opening, an edit far inside a run of lower-case letters marks the tokens near
+    it as continuing the run's pre-token instead of scanning the run back to its start. Edits
+    that keep the run leave most of its tokens unknown; those that cut it, or whose change
+    ripples far ("a" repeated), find its true ends: the piece starts it finds are those idle
+    work finds. Each equals the library's encode, and so do the edits after it and the tokens
+    once idle work is done."""
+    doc, encode = references[name]
+    rng = random.Random(12)
+    run = "".join(rng.choice(letters) for _ in range(20_000))
+    base = "x = '" + run + "' and more words\n" + run[:3_000] + "\n"
+    spots = [10_000, 5 + 420, 5 + 385, 20_005 - 400, 20_005 - 384, 12_345]
+    for i, at in enumerate(spots * 2):
+        new = RUN_EDITS[i % len(RUN_EDITS)]
+        cut = i % 3
+        doc.set_text(base)
+        expected = base[:at] + new + base[at + cut :]
+        doc.edit(at, at + cut, new)
+        assert doc.ids() == encode(expected), (at, cut, new)
+        unknown = sum(1 for k in range(len(doc)) if doc.toks.flag(k) & JOIN_UNKNOWN)
+        if new in ("q", "qq", "", "aaaa") and letters != "a" and 1_000 < at < 19_000:
+            assert unknown > len(doc) * 9 // 10  # found near the edit only
+        # What the edit found of piece starts is what idle work finds in a fresh document.
+        fresh = Document(doc.model, doc.text)
+        while fresh.prepare():
+            pass
+        found = [(k, doc.toks.flag(k)) for k in range(len(doc))]
+        known = [(k, f) for k, f in found if not f & JOIN_UNKNOWN]
+        assert known == [(k, fresh.toks.flag(k)) for k, _ in known], (at, new)
+        for _ in range(3):
+            at2 = rng.randrange(max(0, at - 600), min(doc.length() - 1, at + 600))
+            new2 = rng.choice(RUN_EDITS)
+            expected = doc.text[:at2] + new2 + doc.text[at2 + 1 :]
+            doc.edit(at2, at2 + 1, new2)
+            assert doc.ids() == encode(expected), (at, at2, new2)
+    while doc.prepare():
+        pass
+    assert doc.ids() == encode(doc.text)
+
+
 @pytest.mark.parametrize("name", REAL)
 def test_edits_that_keep_a_long_piece_whole_do_not_scan_it(
     references: dict[str, tuple[Document, Encoder]], name: str

@@ -1,0 +1,269 @@
+"""Lazy cuts (`lazy_cuts`): a document of a pre-tokenizing family opens from one encode by the
+reference library, every token JOIN_UNKNOWN; `know` finds the pre-token starts of a stretch by
+scanning from a place that is a cut whatever precedes it (`sync_in`), around each edit and
+selection end, and `prepare` walks the rest in slices. A window that reaches tokens still unknown
+widens past them (`before_widen`). Inside a long run of letters an edit marks its neighbours
+without a scan (tokenline.core.pretokenflags.mark_run).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mypy_extensions import i64
+
+from tokenline.core.normalization import Normalization
+from tokenline.core.pretokenfamily import PreTokenRules
+from tokenline.core.pretokenflags import RUN_KNOW, continue_first, forget_marks, mark_run
+from tokenline.core.tokens import JOIN_UNKNOWN, TokenStore
+from tokenline.core.window import NO_EDIT, Edges, Neighborhood, Stats, Window
+
+# Characters on each side of a selection end whose pre-token starts are found before the window
+# loop runs (lazy_cuts), and read past the last sure cut when finding them.
+KNOW_MARGIN: Final = 1024
+KNOW_AHEAD: Final = 64
+# The same on each side of an edit: most windows fit; one that reaches past learns more
+# (`before_widen`), so the first edit in an untouched part scans about what its window reads.
+EDIT_KNOW: Final = 64
+ALL_KNOWN: Final = 1 << 62
+
+
+class LazyCuts(Edges):
+    """Which old tokens start a pre-token, found late (lazy_cuts) around edits and selection
+    ends and in idle slices; for one document. PreTokenEdges proves window edges on top."""
+
+    family: PreTokenRules
+    norm: Normalization
+    toks: TokenStore
+    stats: Stats
+    # Normalized offset up to which pre-token starts have been found ahead of edits (lazy_cuts).
+    known_upto: i64
+    # Around the edit being settled, old tokens [edit_k0, edit_k1] (normalized old offsets
+    # [edit_lo, edit_hi], both sure cuts) know whether they start a pre-token (±ALL_KNOWN: all).
+    edit_k0: i64
+    edit_k1: i64
+    edit_lo: i64
+    edit_hi: i64
+    # Whether edit_lo / edit_hi are token starts inside a long run of letters (_know_inside_run)
+    # rather than sure cuts.
+    lo_inside: bool
+    hi_inside: bool
+
+    def __init__(
+        self, family: PreTokenRules, norm: Normalization, toks: TokenStore, stats: Stats
+    ) -> None:
+        self.family = family
+        self.norm = norm
+        self.toks = toks
+        self.stats = stats
+        self.known_upto = 0
+        self.edit_k0 = 0
+        self.edit_k1 = 0
+        self.edit_lo = 0
+        self.edit_hi = 0
+        self.lo_inside = False
+        self.hi_inside = False
+
+    def reloaded(self) -> None:
+        self.known_upto = 0  # a lazy family's tokens come back with pre-token starts unknown
+
+    def know(self, lo: i64, hi: i64) -> None:
+        """Finds which tokens start a pre-token between normalized offsets lo and hi, scanning
+        from a cut before lo that needs no context to a cut after hi. Call it while the tokens
+        match the text (before an edit)."""
+        if not self.family.lazy_cuts or hi <= self.known_upto:
+            return
+        total: i64 = self.norm.length()
+        if self._all_known(max(0, lo), min(total, hi)):
+            return  # found before (a window's tokens, an earlier edit's stretch)
+        s: i64 = self._sync(max(0, lo), True, 0)
+        e: i64 = self._sync(min(total, hi), False, 0)
+        self._learn(s, e, 0, total, False)
+
+    def _learn(self, s: i64, e: i64, shift: i64, limit: i64, inside: bool) -> None:
+        """Finds which old tokens from sure cut s to sure cut e (old normalized offsets; the
+        token at e included) start a pre-token. Their text is the current text at offsets
+        `shift` further on, read up to `limit` at most (past e: what an edit left as it was).
+        `inside`: s is no cut but a token start inside a run of letters (_know_inside_run),
+        where the pattern cuts as from the run's start, but its first pre-token continues a
+        long one."""
+        toks = self.toks
+        k0: i64 = toks.at(s)
+        k1: i64 = toks.at(e)
+        if k1 < toks.size():
+            k1 += 1  # e is a cut: the token starting there starts a pre-token
+        if k0 >= k1:
+            return
+        ids, lens, joins, _ = toks.window(k0, k1)
+        unknown: bool = False
+        for j in joins:
+            if (j & JOIN_UNKNOWN) != 0:
+                unknown = True
+                break
+        if unknown:
+            # Reading KNOW_AHEAD past e: cuts up to e depend on at most a few characters there.
+            text = self.norm.slice(s + shift, min(limit, e + shift + KNOW_AHEAD))
+            found = self.family.pretoken_joins(text, lens, joins)
+            if inside:
+                continue_first(found)
+            toks.replace(k0, k1, ids, lens, found)
+
+    def prepare(self, budget: i64) -> bool:
+        total: i64 = self.norm.length()
+        if not self.family.lazy_cuts or self.known_upto >= total:
+            return False
+        start: i64 = self.known_upto
+        self.know(start, start + budget)
+        self.known_upto = self._sync(min(total, start + budget), False, 0)
+        return self.known_upto < total
+
+    def _all_known(self, lo: i64, hi: i64) -> bool:
+        """Whether every token over normalized [lo, hi) knows if it starts a pre-token."""
+        toks = self.toks
+        _, _, joins, _ = toks.window(toks.at(lo), toks.at(hi) + 1)
+        i: i64 = 0
+        while i < len(joins):
+            if (joins[i] & JOIN_UNKNOWN) != 0:
+                return False
+            i += 1
+        return True
+
+    def _sync(self, pos: i64, down: bool, shift: i64, span: i64 = KNOW_MARGIN) -> i64:
+        return sure_cut(self.family, self.norm, pos, down, shift, span)
+
+    def before_edit(self, start: i64, end: i64) -> None:
+        toks = self.toks
+        self.edit_k0 = -ALL_KNOWN
+        self.edit_k1 = ALL_KNOWN
+        self.lo_inside = False
+        self.hi_inside = False
+        if not self.family.lazy_cuts:
+            return
+        norm = self.norm
+        total: i64 = norm.length()
+        if self.known_upto >= total:
+            return  # every token knows (prepared)
+        ns: i64 = norm.to_norm(start)
+        if self._know_inside_run(ns, norm.to_norm(end)):
+            return
+        s: i64 = self._sync(max(0, ns - EDIT_KNOW), True, 0, 2 * EDIT_KNOW)
+        e: i64 = self._sync(min(total, norm.to_norm(end) + EDIT_KNOW), False, 0, 2 * EDIT_KNOW)
+        self._learn(s, e, 0, total, False)
+        self.edit_lo = s
+        self.edit_hi = e
+        self.edit_k0 = toks.at(s)
+        self.edit_k1 = toks.at(e)
+
+    def _know_inside_run(self, ns: i64, ne: i64) -> bool:
+        """An edit far inside a run of lower-case ASCII letters in text not yet prepared: its
+        tokens are marked as continuing a long pre-token without a scan back to the run's start
+        (pretokenflags.mark_run; the first edit inside a 1 MB run took 27 ms)."""
+        fam = self.family
+        reach: i64 = RUN_KNOW + fam.longest_token
+        lo: i64 = ns - reach
+        hi: i64 = ne + reach
+        if fam.run_class == 0 or fam.added_ids or lo <= self.known_upto:
+            return False  # added tokens may cut letter runs
+        if hi >= self.norm.length():
+            return False
+        text = self.norm.slice(lo, hi)
+        if not (text.isascii() and text.isalpha() and text.islower()):
+            return False
+        self.edit_k0, self.edit_k1 = mark_run(self.toks, lo, hi)
+        self.edit_lo = self.toks.start(self.edit_k0)
+        self.edit_hi = self.toks.start(self.edit_k1)
+        self.lo_inside = True
+        self.hi_inside = True
+        return True
+
+    def _leave_run(self, w: Window, near: Neighborhood) -> None:
+        """Finds the true ends of a marked run's pre-token (a window off Algorithm 3's edges)."""
+        while self.lo_inside:
+            self._learn_left(w)
+        while self.hi_inside:
+            self._learn_right(w)
+        near.refresh()
+
+    def _learn_left(self, w: Window) -> None:
+        """Old tokens twice as far left learn whether they start a pre-token (from text the edit
+        left as it was); edit_lo becomes a sure cut."""
+        span: i64 = max(2 * EDIT_KNOW, 2 * (w.ns - self.edit_lo))
+        s: i64 = self._sync(max(0, self.edit_lo - span), True, 0, span)
+        # Inside a run, edit_lo lies RUN_KNOW letters before the edit: scanned so far, its token
+        # continues a pre-token longer than the cache keeps, as it does.
+        self._learn(s, self.edit_lo, 0, w.ns, False)
+        self.edit_lo = s
+        self.edit_k0 = self.toks.at(s)
+        self.lo_inside = False
+
+    def _learn_right(self, w: Window) -> None:
+        old_total: i64 = self.norm.length() - w.delta
+        span: i64 = max(2 * EDIT_KNOW, 2 * (self.edit_hi - w.ne_old))
+        e: i64 = self._sync(min(old_total, self.edit_hi + span), False, w.delta, span)
+        self._learn(self.edit_hi, e, w.delta, self.norm.length(), self.hi_inside)
+        self.edit_hi = e
+        self.edit_k1 = self.toks.at(e)
+        self.hi_inside = False
+
+    def settled(self, w: Window) -> None:
+        """After an edit inside a run: its marks, which stand on no sure cut, are forgotten."""
+        if not (self.lo_inside or self.hi_inside):
+            return
+        grown: i64 = w.out.size() - (w.wr - w.wl)
+        k0: i64 = min(self.edit_k0, w.wl)
+        forget_marks(self.toks, k0, max(self.edit_k1 + 1, w.wr) + grown)
+
+    def before_widen(self, w: Window, near: Neighborhood, lo_k: i64, hi_k: i64) -> None:
+        """Before a window's edges move to old tokens lo_k and hi_k: the tokens out to there
+        learn whether they start a pre-token (an edge never stops at one still unknown), in
+        stretches twice as long each time, from text the edit left as it was."""
+        if w.ns == NO_EDIT or (lo_k >= self.edit_k0 and hi_k <= self.edit_k1):
+            return
+        learned: bool = False
+        while w.move_left and lo_k < self.edit_k0 and self.edit_lo > 0:
+            self._learn_left(w)
+            learned = True
+        old_total: i64 = self.norm.length() - w.delta
+        while w.move_right and hi_k > self.edit_k1 and self.edit_hi < old_total:
+            self._learn_right(w)
+            learned = True
+        if learned:
+            near.refresh()
+
+    def edited(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
+        total: i64 = self.norm.length()
+        if self.known_upto >= total - (ne_new - ne_old):
+            # Every token knew, and the window's new ones do: so does text typed at the end.
+            self.known_upto = total
+        elif ns < self.known_upto:
+            self.known_upto = max(ns, self.known_upto + ne_new - ne_old)
+
+
+def sure_cut(
+    family: PreTokenRules, norm: Normalization, pos: i64, down: bool, shift: i64, span: i64
+) -> i64:
+    """A surely-cut offset at or before pos (down) or at or after it, else 0 or the end; old
+    offsets, whose text is the current text `shift` further on. The search reads `span`
+    characters first, twice as many each time that finds none."""
+    total: i64 = norm.length() - shift
+    while True:
+        if down:
+            if pos <= 0:
+                return 0
+            a: i64 = max(0, pos - span)
+            found: i64 = family.sync_in(norm.slice(a + shift, pos + 1 + shift), True)
+            if found >= 0:
+                return a + found
+            if a == 0:
+                return 0
+        else:
+            if pos >= total:
+                return total
+            b: i64 = min(total, pos + span)
+            lo: i64 = pos - 1 if pos > 0 else 0
+            found = family.sync_in(norm.slice(lo + shift, b + shift), False)
+            if found >= 0:
+                return lo + found
+            if b == total:
+                return total
+        span *= 2

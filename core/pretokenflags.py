@@ -1,0 +1,105 @@
+"""The old tokens' pre-tokens, read from their join flags, and marks put on them inside runs of
+letters.
+
+A token that starts no pre-token has JOIN_EDGE (or JOIN_INNER, in a pre-token longer than the cache
+keeps) set; JOIN_UNKNOWN, where a document opened from one encode has not yet found out
+(tokenline.core.pretokenedges). Inside a run of lower-case ASCII letters no local pattern cuts
+(every one's letters run on through it, as run_continues relies on), so the tokens that start in
+such a run after its first letter continue one long pre-token: `mark_run` marks them so without
+finding where the run starts, and `forget_marks` takes the marks back once an edit is done, since
+no sure cut bounds them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from librt.vecs import append, vec
+from mypy_extensions import i64, u8
+
+from tokenline.core.tokens import JOIN_CHARACTER, JOIN_EDGE, JOIN_INNER, JOIN_UNKNOWN, TokenStore
+from tokenline.core.window import Neighborhood
+
+# Characters beyond the longest token on each side of an edit inside a long run of letters whose
+# tokens are marked (at least KNOW_AHEAD: see PreTokenEdges._learn_left).
+RUN_KNOW: Final = 256
+
+
+def mark_run(toks: TokenStore, lo: i64, hi: i64) -> tuple[i64, i64]:
+    """Marks the tokens that start inside normalized (lo, hi), a stretch of a run of lower-case
+    ASCII letters, as continuing a long pre-token; their first and last index."""
+    k0: i64 = toks.at(lo) + 1  # starts after lo: a letter of the run lies before it
+    k1: i64 = toks.at(hi - 1)
+    ids, lens, joins, _ = toks.window(k0, k1 + 1)
+    marks = vec[u8](capacity=len(joins))
+    for _j in joins:
+        marks = append(marks, u8(JOIN_INNER))
+    toks.replace(k0, k1 + 1, ids, lens, marks)
+    return k0, k1
+
+
+def forget_marks(toks: TokenStore, k0: i64, k1: i64) -> None:
+    """Tokens [k0, k1) no longer know whether they start a pre-token (as opening left them)."""
+    ids, lens, joins, _ = toks.window(k0, k1)
+    marks = vec[u8](capacity=len(joins))
+    for j in joins:
+        marks = append(marks, u8(JOIN_UNKNOWN | JOIN_EDGE | (j & JOIN_CHARACTER)))
+    toks.replace(k0, k1, ids, lens, marks)
+
+
+def continue_first(joins: vec[u8]) -> None:
+    """Flags of tokens whose first pre-token continues a long one: its tokens are inner."""
+    i: i64 = 0
+    while i < len(joins) and (i == 0 or (joins[i] & (JOIN_EDGE | JOIN_INNER)) != 0):
+        if (joins[i] & JOIN_CHARACTER) == 0:
+            joins[i] = u8(JOIN_INNER)
+        i += 1
+
+
+def in_pretoken(near: Neighborhood, k: i64) -> bool:
+    return (near.flag(k) & (JOIN_EDGE | JOIN_INNER)) != 0
+
+
+def in_known_pretoken(near: Neighborhood, k: i64) -> bool:
+    """Old token k continues a pre-token (starts none), and that is known."""
+    j: i64 = near.flag(k)
+    return (j & (JOIN_EDGE | JOIN_INNER)) != 0 and (j & JOIN_UNKNOWN) == 0
+
+
+def one_pretoken(near: Neighborhood, k0: i64, k1: i64) -> bool:
+    """Old tokens k0 + 1 .. k1 all continue the pre-token of token k0."""
+    k: i64 = k0 + 1
+    while k <= k1:
+        if not in_known_pretoken(near, k):
+            return False
+        k += 1
+    return True
+
+
+def pretoken_span(near: Neighborhood, k0: i64, k1: i64, enough: i64) -> i64:
+    """Characters of the pre-token holding old tokens k0..k1 (one pre-token), counted outward
+    from them until there are more than `enough` or the pre-token ends."""
+    n: i64 = near.toks.size()
+    lo: i64 = k0
+    while lo > 0 and in_known_pretoken(near, lo) and near.start(k1 + 1) - near.start(lo) <= enough:
+        lo -= 1
+    hi: i64 = k1 + 1
+    while hi < n and in_known_pretoken(near, hi) and near.start(hi) - near.start(lo) <= enough:
+        hi += 1
+    return near.start(hi) - near.start(lo)
+
+
+def pretoken_start(near: Neighborhood, k: i64) -> i64:
+    """The first token of the pre-token that holds old token k."""
+    while k > 0 and in_pretoken(near, k):
+        k -= 1
+    return k
+
+
+def next_pretoken(near: Neighborhood, k: i64) -> i64:
+    """The first token of the next pre-token after old token k's (size() at the end)."""
+    n: i64 = near.toks.size()
+    k += 1
+    while k < n and in_pretoken(near, k):
+        k += 1
+    return k
