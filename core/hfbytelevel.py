@@ -30,7 +30,7 @@ class LibraryPreTokens(PreTokenSegmenter):
     pre: Any
 
     def __init__(self, pattern: str, pre: Any) -> None:
-        super().__init__(pattern)
+        super().__init__(pattern, False)  # its own split, not the BMP twin, takes other text
         self.pre = pre
         if "$" in pattern:
             # `$` is the end of a line to the library's engine, the end of the text to `re`.

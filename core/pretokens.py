@@ -270,8 +270,8 @@ def _ascii_rx(pattern: str) -> Any:
         return None
 
 
-# The Basic Multilingual Plane less the surrogates, and each class's part of it in `regex`'s
-# tables (for bmp_twin), built when first asked for.
+# The Basic Multilingual Plane in two strings either side of the surrogates, and each class's part
+# of it in `regex`'s tables (for bmp_twin), built when first asked for.
 _BMP: list[str] = []
 _BMP_CLASSES: dict[str, str] = {}
 # Compiled BMP twins by pattern (None: the pattern has none).
@@ -280,23 +280,21 @@ _BMP_TWINS: dict[str, Any] = {}
 
 def _bmp_class(token: str) -> str:
     """The characters of the BMP that a class (\\p{L}, \\s, ...) holds to `regex`, as ranges
-    of a class of `re`."""
+    of a class of `re` (found as the runs of the class in the BMP's code points, in order)."""
     found = _BMP_CLASSES.get(token)
     if found is not None:
         return found
     if not _BMP:
-        _BMP.append("".join(chr(c) for c in range(0x10000) if not 0xD800 <= c < 0xE000))
-    codes = [ord(c) for c in regex.findall(token, _BMP[0])]
+        _BMP.append("".join(chr(c) for c in range(0xD800)))
+        _BMP.append("".join(chr(c) for c in range(0xE000, 0x10000)))
     parts: list[str] = []
-    i: i64 = 0
-    while i < len(codes):
-        j: i64 = i
-        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
-            j += 1
-        parts.append(re.escape(chr(codes[i])))
-        if j > i:
-            parts.append("-" + re.escape(chr(codes[j])))
-        i = j + 1
+    base: i64 = 0
+    for plane in _BMP:
+        for m in regex.finditer(token + "+", plane):
+            parts.append(re.escape(chr(base + m.start())))
+            if m.end() - m.start() > 1:
+                parts.append("-" + re.escape(chr(base + m.end() - 1)))
+        base = 0xE000
     found = "".join(parts)
     _BMP_CLASSES[token] = found
     return found
@@ -352,17 +350,16 @@ class PreTokenSegmenter(Segmenter):
     pattern: str
     rx: Any
     # The pattern's twins in Python's `re` for ASCII text and for text within the BMP (None: the
-    # pattern has none; the BMP twin is compiled when non-ASCII text first comes).
+    # pattern has none).
     ascii_rx: Any
     bmp_rx: Any
-    bmp_tried: bool
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, bmp: bool = True) -> None:
         self.pattern = pattern
         self.rx = regex.compile(pattern)
         self.ascii_rx = _ascii_rx(pattern)
-        self.bmp_rx = None
-        self.bmp_tried = False
+        # Built here, once per process and pattern (tens of ms), not in an edit.
+        self.bmp_rx = bmp_rx(pattern) if bmp else None
 
     def split(self, text: str) -> list[str]:
         # The `regex` module's call costs several µs more than `re`'s, most of a short window,
@@ -370,9 +367,6 @@ class PreTokenSegmenter(Segmenter):
         if self.ascii_rx is not None and text.isascii():
             found: list[str] = self.ascii_rx.findall(text)
             return found
-        if not self.bmp_tried:
-            self.bmp_tried = True
-            self.bmp_rx = bmp_rx(self.pattern)
         if self.bmp_rx is not None and in_bmp(text):
             found = self.bmp_rx.findall(text)
             return found
