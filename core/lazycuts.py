@@ -209,9 +209,16 @@ class LazyCuts(Edges):
         """After an edit inside a run: its marks, which stand on no sure cut, are forgotten."""
         if not (self.lo_inside or self.hi_inside):
             return
+        toks = self.toks
         grown: i64 = w.out.size() - (w.wr - w.wl)
         k0: i64 = min(self.edit_k0, w.wl)
-        forget_marks(self.toks, k0, max(self.edit_k1 + 1, w.wr) + grown)
+        # Tokens before known_upto keep what they know (one side may have been learned to there).
+        first: i64 = toks.at(self.known_upto)
+        if first < toks.size() and toks.start(first) < self.known_upto:
+            first += 1
+        k1: i64 = max(self.edit_k1 + 1, w.wr) + grown
+        if max(k0, first) < k1:
+            forget_marks(toks, max(k0, first), k1)
 
     def before_widen(self, w: Window, near: Neighborhood, lo_k: i64, hi_k: i64) -> None:
         """Before a window's edges move to old tokens lo_k and hi_k: the tokens out to there
