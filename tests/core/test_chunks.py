@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from hypothesis import given
@@ -211,8 +212,11 @@ def check_rope(rope: TextRope, text: str) -> None:
     for line, start in enumerate(starts):
         assert rope.line_start(line) == start
         assert rope.line_of(start) == line
+    assert rope.line_start(len(starts)) == len(text)  # past the last line: the end
     for off in range(len(text) + 1):
         assert rope.slice(off, off + 7) == text[off : off + 7]
+        if not (0 < off < len(text) and text[off - 1 : off + 1] == "\r\n"):
+            assert rope.line_of(off) == bisect_right(starts, off) - 1
         for unit in (UTF8, UTF16):
             assert rope.units_before(off, unit) == units(text[:off], unit)
             if off == len(text) or units(text[off], unit) == 1:
@@ -225,7 +229,13 @@ pieces = st.sampled_from(["a", "bc", "\n", "\r\n", "\r", "é", "😀", "中", " 
 texts = st.lists(pieces, max_size=60).map("".join)
 
 
-@given(text=texts, target=st.sampled_from([4, 8, 16]), data=st.data())
+# Text whose only line break is "\n": its chunks find lines by str.find and str.count.
+newline_texts = st.lists(
+    st.sampled_from(["a", "bc", "\n", "\n\n", "é", "😀", "xyz\n"]), max_size=60
+)
+
+
+@given(text=texts | newline_texts.map("".join), target=st.sampled_from([4, 8, 16]), data=st.data())
 def test_rope_follows_a_string(text: str, target: int, data: st.DataObject) -> None:
     rope = TextRope(text, target)
     check_rope(rope, text)
