@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import FeatureRequestError
+from pygls.exceptions import FeatureNotificationError, FeatureRequestError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -41,11 +41,12 @@ from tokenline.server.idle import IdleWork
 from tokenline.server.memory import LARGE, give_back, settle
 from tokenline.server.models import ModelsFeature
 from tokenline.server.positions import param, unit_of
+from tokenline.server.quick import QuickChange, notification, quick_change
 from tokenline.server.sections import SectionsFeature
 from tokenline.server.semantic import SemanticTokensFeature
 from tokenline.server.settings import Settings
 from tokenline.server.status import STATUS, StatusFeature, status
-from tokenline.server.store import DocumentStore
+from tokenline.server.store import DocumentStore, TextChange, text_changes
 from tokenline.server.transport import run_stdio, run_tcp, setup_logging
 
 log = logging.getLogger("tokenline.server")
@@ -61,8 +62,36 @@ class TokenlineProtocol(LanguageServerProtocol):
 
     pygls's built-in didOpen/didChange/didClose put every document into `workspace` as a
     TextDocument and re-split its whole text on each change. These overrides only hand the
-    notification to the server's handlers, which keep the text in the core.
+    notification to the server's handlers, which keep the text in the core. A well-formed
+    didChange skips pygls altogether (server/quick.py), and plain notifications (the status)
+    are encoded as they are.
     """
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" in data and data.get("method") == types.TEXT_DOCUMENT_DID_CHANGE:
+            quick = quick_change(data)
+            if quick is not None:
+                return quick
+        return super().structure_message(data)
+
+    def handle_message(self, message: Any) -> None:
+        if type(message) is not QuickChange:
+            super().handle_message(message)
+        elif self._shutdown:
+            log.warning("didChange after shutdown; ignored")
+        else:
+            server = self._server
+            assert isinstance(server, TokenlineServer)
+            try:
+                server.edited(message.uri, message.version, message.changes)
+            except Exception as exc:
+                # As pygls reports a notification handler's failure; the server goes on.
+                log.error("server: %s failed", types.TEXT_DOCUMENT_DID_CHANGE, exc_info=True)
+                server._report_server_error(exc, FeatureNotificationError)
+
+    def notify_plain(self, method: str, params: dict[str, Any]) -> None:
+        """Sends a notification whose params are plain JSON values."""
+        self._send_data(notification(method, params))
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(
@@ -171,7 +200,11 @@ class TokenlineServer(LanguageServer):
             return []
 
     def notify(self, method: str, params: object) -> None:
-        self.protocol.notify(method, params)
+        if type(params) is dict:
+            assert isinstance(self.protocol, TokenlineProtocol)
+            self.protocol.notify_plain(method, params)
+        else:
+            self.protocol.notify(method, params)
 
     def request(self, method: str, params: object) -> Awaitable[Any]:
         answer: asyncio.Future[Any] = self.protocol.send_request_async(method, params)
@@ -264,7 +297,12 @@ class TokenlineServer(LanguageServer):
         )
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        changed = self.store.change(params, self.unit)
+        doc = params.text_document
+        self.edited(doc.uri, doc.version, text_changes(params))
+
+    def edited(self, uri: str, version: int | None, changes: list[TextChange]) -> None:
+        """A didChange, read by pygls or straight from its JSON (server/quick.py)."""
+        changed = self.store.edit(uri, version, changes, self.unit)
         if changed is None:
             return
         st, change = changed

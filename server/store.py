@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -35,6 +35,30 @@ PREPARE = "prepare"
 # slices are sized from the time the last one took, to take about SLICE_SECONDS.
 FIRST_PREPARE_BUDGET = 1 << 12
 PREPARE_BUDGETS = (1 << 8, 1 << 18)
+
+
+class TextChange(NamedTuple):
+    """One content change of a didChange: its range as (start line, start column, end line, end
+    column) in the agreed code units, None for the whole text; and the new text. Plain values, so
+    that a keystroke read straight from its JSON (server/quick.py) needs no LSP objects."""
+
+    range: tuple[int, int, int, int] | None
+    text: str
+
+
+def text_changes(params: types.DidChangeTextDocumentParams) -> list[TextChange]:
+    """The content changes of a didChange that pygls read into LSP objects."""
+    out = []
+    for event in params.content_changes:
+        rng = getattr(event, "range", None)
+        if rng is None:
+            out.append(TextChange(None, event.text))
+        else:
+            start, end = rng.start, rng.end
+            out.append(
+                TextChange((start.line, start.character, end.line, end.character), event.text)
+            )
+    return out
 
 
 class EditableText(Protocol):
@@ -137,21 +161,26 @@ class DocumentStore:
     def change(
         self, params: types.DidChangeTextDocumentParams, unit: int
     ) -> tuple[DocState, Change] | None:
+        """Applies one didChange read into LSP objects (see `edit`)."""
+        doc = params.text_document
+        return self.edit(doc.uri, doc.version, text_changes(params), unit)
+
+    def edit(
+        self, uri: str, version: int | None, changes: Sequence[TextChange], unit: int
+    ) -> tuple[DocState, Change] | None:
         """Applies one didChange; the document and what the change left alone (None when the
         document is not open). A pending document took the change into its backlog only."""
-        uri = params.text_document.uri
         st = self._docs.get(uri)
         if st is None:
             log.warning("didChange for %s, which is not open; ignored", uri)
             return None
-        version = params.text_document.version
         backlog = self.catchup.backlog(st)
         if backlog is not None:
-            change = apply_changes(st, backlog, version, params.content_changes, unit)
+            change = apply_changes(st, backlog, version, changes, unit)
             self.catchup.edited(st, change)
             return st, change
         start = time.perf_counter()
-        change = apply_changes(st, None, version, params.content_changes, unit)
+        change = apply_changes(st, None, version, changes, unit)
         self.catchup.took(st, time.perf_counter() - start)
         return st, change
 
@@ -205,16 +234,15 @@ def apply_changes(
     st: DocState,
     backlog: EditableText | None,
     version: int | None,
-    changes: Sequence[types.TextDocumentContentChangeEvent],
+    changes: Sequence[TextChange],
     unit: int,
 ) -> Change:
     """Applies the content changes of one didChange, in order, to the document's backlog (or,
     None, its Document), then records the version."""
     _check_version(st, version)
     change = Change()
-    for event in changes:
-        rng = getattr(event, "range", None)
-        text, replaced = clean(event.text)
+    for rng, raw in changes:
+        text, replaced = clean(raw)
         if replaced:
             _log_surrogates(st, replaced)
         if rng is None:
@@ -259,7 +287,11 @@ def _text(st: DocState, backlog: EditableText | None) -> EditableText:
 
 
 def apply_range(
-    st: DocState, backlog: EditableText | None, rng: types.Range, text: str, unit: int
+    st: DocState,
+    backlog: EditableText | None,
+    rng: tuple[int, int, int, int],
+    text: str,
+    unit: int,
 ) -> Change:
     """One ranged change: clamped as LSP says, converted through the line index, applied.
 
@@ -267,8 +299,7 @@ def apply_range(
     """
     doc = _text(st, backlog)
     n_lines = doc.line_count()
-    sl, sc = rng.start.line, rng.start.character
-    el, ec = rng.end.line, rng.end.character
+    sl, sc, el, ec = rng
     if (el, ec) < (sl, sc):
         log.warning(
             "%s: change range end %d:%d is before its start %d:%d; swapped",

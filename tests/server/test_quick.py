@@ -1,0 +1,165 @@
+"""A keystroke's quick way (server/quick.py): a well-formed didChange is read straight from its
+JSON and skips pygls, anything else goes through pygls as before, and both apply the same text;
+plain notifications go out as the JSON they are. In process, on the server's own protocol, with
+the messages a client sends as bytes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from lsprotocol import types as T
+
+from tokenline.server.app import TokenlineServer
+from tokenline.server.quick import QuickChange, quick_change
+from tokenline.server.store import TextChange
+
+from .harness import bundled_model_path, sp_count
+
+MODEL = bundled_model_path()
+URI = "file:///quick.md"
+
+
+def did_change(changes: list[Any], version: Any = 2, uri: Any = URI) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "method": "textDocument/didChange",
+        "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes},
+    }
+
+
+def ranged(sl: Any, sc: Any, el: Any, ec: Any, text: Any) -> dict[str, Any]:
+    return {
+        "range": {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}},
+        "text": text,
+    }
+
+
+def test_a_well_formed_did_change_is_read_into_plain_values() -> None:
+    got = quick_change(did_change([ranged(0, 1, 2, 3, "x"), {"text": "whole"}], version=7))
+    assert got == QuickChange(URI, 7, [TextChange((0, 1, 2, 3), "x"), TextChange(None, "whole")])
+    assert quick_change(did_change([], version=None)) == QuickChange(URI, None, [])
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        did_change([ranged(-1, 0, 0, 0, "x")]),  # a negative line
+        did_change([ranged(0, 0, 0, 1 << 31, "x")]),  # beyond LSP's uinteger
+        did_change([ranged(0, 0, 0, 1.5, "x")]),  # not an integer
+        did_change([ranged(0, True, 0, 0, "x")]),  # a boolean is no integer
+        did_change([ranged(0, 0, 0, 0, None)]),  # no text
+        did_change([{"range": None, "text": "x"}]),  # a null range
+        did_change([{"range": {"start": {"line": 0}}, "text": "x"}]),  # half a range
+        did_change(["x"]),
+        did_change([], version="2"),
+        did_change([], version=False),
+        did_change([], uri=None),
+        {**did_change([]), "id": 3},  # a request is no notification
+        {**did_change([]), "method": "textDocument/didOpen"},
+        {**did_change([]), "jsonrpc": "1.0"},
+        {**did_change([]), "params": []},
+    ],
+)
+def test_anything_else_is_left_to_pygls(message: dict[str, Any]) -> None:
+    assert quick_change(message) is None
+
+
+class Sink:
+    """The server's writer: what it sends, as messages."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> None:
+        header, _, body = data.partition(b"\r\n\r\n")
+        assert int(header.split(b"\r\n")[0].split(b": ")[1]) == len(body)
+        self.sent.append(json.loads(body))
+
+    def close(self) -> None:
+        pass
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        return [m["params"] for m in self.sent if m.get("method") == method]
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[TokenlineServer, Sink]]:
+    """A server in process, initialized, its writer a Sink, a running event loop set."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    ls = TokenlineServer()
+    sink = Sink()
+    ls.protocol.set_writer(sink)
+    receive(ls, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    receive(ls, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    loop.run_until_complete(asyncio.sleep(0.01))
+    try:
+        yield ls, sink
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+def receive(ls: TokenlineServer, message: dict[str, Any]) -> Any:
+    """What pygls's reader does with a message's bytes; the message as structured."""
+    body = json.dumps(message).encode()
+    structured = json.loads(body, object_hook=ls.protocol.structure_message)
+    ls.protocol.handle_message(structured)
+    ls.flush()
+    return structured
+
+
+def open_doc(ls: TokenlineServer, text: str) -> None:
+    item = {"uri": URI, "languageId": "markdown", "version": 1, "text": text}
+    receive(
+        ls, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": item}}
+    )
+
+
+def test_both_ways_apply_the_change_and_publish_its_status(
+    server: tuple[TokenlineServer, Sink],
+) -> None:
+    ls, sink = server
+    open_doc(ls, "first line\nsecond line")
+    quick = receive(ls, did_change([ranged(0, 5, 1, 6, " and")], version=2))
+    assert type(quick) is QuickChange
+    assert ls.store.require(URI).doc.text == "first and line"
+    # A column of 0.0 is not an integer: pygls reads it (as 0), as it did before.
+    slow = receive(ls, did_change([ranged(0, 0.0, 0, 0, "<")], version=3))
+    assert type(slow) is not QuickChange
+    assert ls.store.require(URI).doc.text == "<first and line"
+    statuses = sink.of("tokenline/status")
+    assert [s["version"] for s in statuses] == [1, 2, 3]
+    assert statuses[-1]["tokens"] == sp_count(MODEL, "<first and line")
+    assert statuses[-1]["pending"] is False
+
+
+def test_a_failure_on_the_quick_way_is_reported_and_the_server_goes_on(
+    server: tuple[TokenlineServer, Sink], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ls, sink = server
+    open_doc(ls, "text")
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("a bug in the store")
+
+    with monkeypatch.context() as m:
+        m.setattr(ls.store, "edit", broken)
+        receive(ls, did_change([ranged(0, 0, 0, 0, "x")], version=2))
+    shown = sink.of(T.WINDOW_SHOW_MESSAGE)
+    assert shown and "a bug in the store" in shown[-1]["message"]
+    receive(ls, did_change([ranged(0, 0, 0, 0, "y")], version=3))
+    assert ls.store.require(URI).doc.text == "ytext"
+    assert sink.of("tokenline/status")[-1]["version"] == 3
+
+
+def test_after_shutdown_a_did_change_is_ignored(server: tuple[TokenlineServer, Sink]) -> None:
+    ls, _sink = server
+    open_doc(ls, "text")
+    receive(ls, {"jsonrpc": "2.0", "id": 9, "method": "shutdown"})
+    receive(ls, did_change([ranged(0, 0, 0, 0, "x")], version=2))
+    assert ls.store.require(URI).doc.text == "text"
