@@ -108,8 +108,30 @@ class IdleReader:
 
 
 def pump_stdin(fd: int, inbox: Inbox) -> None:
-    """Reads fd into the inbox in a daemon thread (a blocked read never holds up the exit)."""
+    """Reads fd into the inbox as bytes arrive: on the event loop when fd can be polled (a pipe,
+    as editors connect), so that a keystroke reaches the reader without waking a thread and
+    handing the interpreter over; else (a regular file) in a daemon thread."""
     loop = asyncio.get_running_loop()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            loop.remove_reader(fd)
+        inbox.put(data)
+
+    try:
+        loop.add_reader(fd, readable)
+    except (OSError, ValueError, NotImplementedError):
+        _pump_in_thread(fd, inbox, loop)
+
+
+def _pump_in_thread(fd: int, inbox: Inbox, loop: asyncio.AbstractEventLoop) -> None:
+    """Reads fd into the inbox in a daemon thread (a blocked read never holds up the exit)."""
 
     def pump() -> None:
         while True:

@@ -5,13 +5,15 @@ socket; a job with a delay waits for it; replacing or discarding jobs takes effe
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from tokenline.server.idle import IdleWork
-from tokenline.server.transport import Inbox, _TcpInbox
+from tokenline.server.transport import Inbox, _TcpInbox, pump_stdin
 
 
 class Recorder:
@@ -69,6 +71,64 @@ def test_input_from_the_stdin_thread_is_read_before_the_next_slice() -> None:
     log = run_with_arrival(arrival)
     assert log[:4] == ["slice 1", "slice 2", "slice 3", "read key"], log
     assert log[-1] == "slice 8"
+
+
+def test_input_from_a_stdin_pipe_is_read_on_the_loop_before_the_next_slice() -> None:
+    """A pipe (as editors connect) is read by the event loop itself: no thread to wake."""
+    read_end, write_end = os.pipe()
+    threads: list[str] = []
+
+    def arrival(inbox: Inbox) -> Callable[[], None]:
+        pump_stdin(read_end, inbox)
+        threads.extend(t.name for t in threading.enumerate())
+
+        def send() -> None:
+            os.write(write_end, b"key")
+
+        return send
+
+    try:
+        log = run_with_arrival(arrival)
+    finally:
+        os.close(write_end)
+        os.close(read_end)
+    assert log[:4] == ["slice 1", "slice 2", "slice 3", "read key"], log
+    assert "tokenline-stdin" not in threads
+
+
+def test_a_file_on_stdin_is_read_to_its_end(tmp_path: Path) -> None:
+    """A regular file cannot be polled: a thread reads it, to the end (b"")."""
+    path = tmp_path / "input"
+    path.write_bytes(b"x" * 100_000)
+
+    async def scenario() -> bytes:
+        inbox = Inbox()
+        with open(path, "rb") as fh:
+            pump_stdin(fh.fileno(), inbox)
+            got = b""
+            while data := await asyncio.wait_for(inbox.get(), 10):
+                got += data
+        return got
+
+    assert asyncio.run(scenario()) == b"x" * 100_000
+
+
+def test_the_end_of_a_stdin_pipe_reaches_the_reader() -> None:
+    read_end, write_end = os.pipe()
+
+    async def scenario() -> list[bytes]:
+        inbox = Inbox()
+        pump_stdin(read_end, inbox)
+        os.write(write_end, b"last")
+        os.close(write_end)
+        got = [await asyncio.wait_for(inbox.get(), 10)]
+        got.append(await asyncio.wait_for(inbox.get(), 10))
+        return got
+
+    try:
+        assert asyncio.run(scenario()) == [b"last", b""]
+    finally:
+        os.close(read_end)
 
 
 def test_input_from_a_tcp_socket_is_read_before_the_next_slice() -> None:
