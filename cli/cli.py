@@ -14,7 +14,6 @@ import platform
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
@@ -71,6 +70,8 @@ MODEL_HELP = (
 
 def version_text() -> str:
     """What `--version` prints: like black's, whether the core runs compiled."""
+    from importlib import metadata  # here: every other command starts without it
+
     try:
         sp_version = metadata.version("sentencepiece")
     except metadata.PackageNotFoundError:
@@ -249,12 +250,12 @@ class Run:
         return EXIT_INPUT if self.unreadable or over else 0
 
 
-def unbudgeted_config(found: Found, config: ProjectConfig | None) -> bool:
+def unbudgeted_config(measurer: Measurer, found: Found, config: ProjectConfig | None) -> bool:
     """Whether `found` is a configuration file no budget names: `check` leaves it out (its
     settings are not a prompt, and the context window is no limit for it)."""
     if found.path == "-" or not is_config_file(found.path):
         return False
-    return config is None or config.budget_for(Path(found.path)) is None
+    return config is None or measurer.limits(found.path, config)[1] is None
 
 
 def measure_one(measurer: Measurer, found: Found, run: Run, err: TextIO) -> Measurement | None:
@@ -266,7 +267,7 @@ def measure_one(measurer: Measurer, found: Found, run: Run, err: TextIO) -> Meas
         if config is not None and found.path != "-" and config.excludes(Path(found.path)):
             run.excluded += 1
             reason = f"excluded by {config.path}"
-        elif run.checking and unbudgeted_config(found, config):
+        elif run.checking and unbudgeted_config(measurer, found, config):
             reason = "a configuration file, not checked (no budget names it)"
         else:
             return measurer.measure(found.path, config)

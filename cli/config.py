@@ -28,6 +28,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -112,10 +113,14 @@ class ProjectConfig:
         """The directory budget patterns (and a relative model path) are relative to."""
         return self.path.parent
 
+    @cached_property
+    def _root_text(self) -> str:
+        return str(self.root)
+
     def _relative(self, file: Path) -> str | None:
         """`file` relative to the configuration's folder, with `/`; None when outside it."""
         full = os.path.abspath(file)
-        root = str(self.root)
+        root = self._root_text
         if os.sep == "/" and root.startswith("/"):
             # As Path.relative_to decides, by strings: `check` asks this of every file it meets.
             if full == root:

@@ -5,12 +5,16 @@ way."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import read_botchan
+from tokenline.cli import main as cli_main
+from tokenline.config import Budget, ProjectConfig
 from tokenline.core import load_model
 from tokenline.measure import count_file
 from tokenline.walk import CHUNK_BYTES, InputError, read_chunks, read_text
@@ -114,3 +118,28 @@ def test_jobs_must_be_a_number_of_processes(tmp_path: Path) -> None:
     result = tokenline("count", "--jobs", "0", ".", cwd=tmp_path)
     assert result.returncode == 2
     assert "must be a number of processes" in result.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_each_file_budget_is_looked_up_once(
+    jobs: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planning the workers' jobs and measuring each file share one lookup of its
+    configuration's budget (they were two, a fifth of `check`'s own work on many files)."""
+    tree(tmp_path)
+    asked: list[str] = []
+    budget_for = ProjectConfig.budget_for
+
+    def counted(self: ProjectConfig, file: Path) -> Budget | None:
+        asked.append(str(file))
+        return budget_for(self, file)
+
+    monkeypatch.setattr(ProjectConfig, "budget_for", counted)
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert cli_main(["check", "--json", "--jobs", jobs, "."]) != 0
+    checked = [r["path"] for r in json.loads(out.getvalue())]
+    assert len(checked) == 40  # the prompts (neither excluded, broken nor binary)
+    assert sorted(asked) == sorted(set(asked))
+    assert {p for p in checked if p.endswith(".md")} <= set(asked)
