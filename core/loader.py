@@ -92,7 +92,10 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
         raise ModelError(path, f"SentencePiece rejects it: {short_error(exc)}") from None
 
     model_type = MODEL_TYPES.get(proto.trainer_spec.model_type, "unknown")
-    vocab, user_pieces = _vocabulary(proto, full)
+    # Each piece's text and type, read out of the protobuf once: every check below walks all of
+    # them, and a protobuf field read costs several times a tuple's (a fifth of a model's load).
+    pieces = [(p.piece, p.type) for p in proto.pieces]
+    vocab, user_pieces = _vocabulary(proto, pieces, full)
     family = SentencePieceFamily(vocab, _norm_rules(proto, path, user_pieces))
     if any(len(p) > 1 for p in user_pieces):
         family.use_matcher(UserMatcher(user_pieces))
@@ -102,20 +105,20 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
     family.raw_full = _raw_ids_encoder(full)
     family.raw_window = _raw_ids_encoder(family.sp_window)
     model = Model(display_name(path), path, model_type, family)
-    family.incremental, family.mode_note = _incremental_mode(proto, model_type)
-    if family.incremental and _merges_unused(proto):
+    family.incremental, family.mode_note = _incremental_mode(pieces, model_type)
+    if family.incremental and _merges_unused(pieces):
         family.use_symbol_encoders(
             _processor(_unused_as_normal(proto), path, "symbol encoder"),
             _processor(_unused_as_normal(window_proto), path, "symbol encoder"),
         )
     if family.incremental:
-        family.segmenter = _whitespace_segments(proto)
+        family.segmenter = _whitespace_segments(proto, pieces)
     else:
         log.info("%s: %s; each edit re-encodes the whole text", model.name, model.mode_note)
     return model
 
 
-def _whitespace_segments(proto: Any) -> Segmenter | None:
+def _whitespace_segments(proto: Any, pieces: list[tuple[str, int]]) -> Segmenter | None:
     """A BPE model's whitespace segments, when its own pieces prove that no token crosses them.
 
     Decided from the vocabulary, not the trainer flag: every piece that text can match or merges
@@ -131,35 +134,37 @@ def _whitespace_segments(proto: Any) -> Segmenter | None:
     suffix = proto.trainer_spec.treat_whitespace_as_suffix
     cut = WhitespaceSegmenter(space, suffix)
     space_is_piece = False
-    for piece in proto.pieces:
-        if piece.type not in (NORMAL, USER_DEFINED, UNUSED):
+    for text, piece_type in pieces:
+        if piece_type not in (NORMAL, USER_DEFINED, UNUSED):
             continue
-        text = piece.piece
-        if text == space and piece.type == NORMAL:
+        if text == space and piece_type == NORMAL:
             space_is_piece = True
+        # A segment can only begin inside a piece next to a space symbol inside it.
+        if space not in (text[:-1] if suffix else text[1:]):
+            continue
         if any(cut.cut_between(text[i - 1], text[i]) for i in range(1, len(text))):
             return None
     if not space_is_piece:
         return None
-    joined, single_id = _character_cuts(proto)
+    joined, single_id = _character_cuts(proto, pieces)
     cut.use_character_cuts(joined, bool(proto.trainer_spec.byte_fallback), single_id)
     return cut
 
 
-def _character_cuts(proto: Any) -> tuple[vec[u8], vec[i32]]:
+def _character_cuts(proto: Any, pieces: list[tuple[str, int]]) -> tuple[vec[u8], vec[i32]]:
     """Per code point: 1 when a token may hold it after its first character (it stands there in
     some piece, or it is no piece of its own in a model without byte fallback, whose <unk>
     joins the one before; other characters always begin a token), and the id of the piece that
     is exactly that character (-1: none)."""
     inner: set[int] = set()
     single: dict[int, int] = {}
-    for index, piece in enumerate(proto.pieces):
-        if piece.type not in (NORMAL, USER_DEFINED, UNUSED):
+    for index, (text, piece_type) in enumerate(pieces):
+        if piece_type not in (NORMAL, USER_DEFINED, UNUSED):
             continue
-        inner.update(ord(c) for c in piece.piece[1:])
+        inner.update(map(ord, text[1:]))
         # A one-character UNUSED piece is not what SentencePiece outputs for it: <unk> is.
-        if len(piece.piece) == 1 and piece.type != UNUSED:
-            single[ord(piece.piece)] = index
+        if len(text) == 1 and piece_type != UNUSED:
+            single[ord(text)] = index
     byte_fallback = bool(proto.trainer_spec.byte_fallback)
     top = max(inner | set(single), default=0) + 1
     # Filled from the pieces' characters, not by visiting every code point up to the largest.
@@ -173,15 +178,15 @@ def _character_cuts(proto: Any) -> tuple[vec[u8], vec[i32]]:
     return vec[u8](runs_on), vec[i32](ids)
 
 
-def _vocabulary(proto: Any, sp: spm.SentencePieceProcessor) -> tuple[Vocabulary, list[str]]:
+def _vocabulary(
+    proto: Any, pieces: list[tuple[str, int]], sp: spm.SentencePieceProcessor
+) -> tuple[Vocabulary, list[str]]:
     """The model's pieces with their lengths and kinds, and its USER_DEFINED pieces."""
     vocab = Vocabulary()
     vocab.unk_id = sp.unk_id()
     vocab.byte_fallback = proto.trainer_spec.byte_fallback
     user_pieces: list[str] = []
-    for piece in proto.pieces:
-        text = piece.piece
-        piece_type = piece.type
+    for text, piece_type in pieces:
         flags = 0
         length = len(text)
         if piece_type == BYTE:
@@ -257,36 +262,35 @@ def _processor(proto: Any, path: str, what: str) -> spm.SentencePieceProcessor:
     return sp
 
 
-def _merges_unused(proto: Any) -> bool:
+def _merges_unused(pieces: list[tuple[str, int]]) -> bool:
     """Whether some UNUSED piece can be formed by a merge (and so re-split at the end)."""
-    normal = _mergeable(proto)
-    for piece in proto.pieces:
-        u = piece.piece
-        if piece.type != UNUSED or len(u) < 2:
+    normal = _mergeable(pieces)
+    for u, piece_type in pieces:
+        if piece_type != UNUSED or len(u) < 2:
             continue
         if any(_formable(u[:c], normal) and _formable(u[c:], normal) for c in range(1, len(u))):
             return True
     return False
 
 
-def _mergeable(proto: Any) -> dict[str, int]:
-    return {p.piece: p.type for p in proto.pieces if p.type in (NORMAL, USER_DEFINED, UNUSED)}
+def _mergeable(pieces: list[tuple[str, int]]) -> dict[str, int]:
+    return {text: t for text, t in pieces if t in (NORMAL, USER_DEFINED, UNUSED)}
 
 
-def _incremental_mode(proto: Any, model_type: str) -> tuple[bool, str]:
+def _incremental_mode(pieces: list[tuple[str, int]], model_type: str) -> tuple[bool, str]:
     """Whether the window algorithm is exact for this model, and why not when it is not."""
     if model_type != "bpe":
         return False, f"{model_type} model (only BPE is re-tokenized incrementally)"
     normal: dict[str, int] = {}
     reserved: set[str] = set()
     unused: list[str] = []
-    for piece in proto.pieces:
-        if piece.type in (NORMAL, USER_DEFINED, UNUSED):
-            normal[piece.piece] = piece.type
-            if piece.type == UNUSED:
-                unused.append(piece.piece)
+    for text, piece_type in pieces:
+        if piece_type in (NORMAL, USER_DEFINED, UNUSED):
+            normal[text] = piece_type
+            if piece_type == UNUSED:
+                unused.append(text)
         else:
-            reserved.add(piece.piece)
+            reserved.add(text)
     clash = [p for p in normal if p in reserved]
     if clash:
         return False, f"piece {clash[0]!r} is both a normal and a reserved piece"

@@ -310,3 +310,26 @@ def test_bpe_segments_open_from_the_cache(model_paths: dict[str, Path]) -> None:
     misses = model.family.cache.misses
     assert second.count(5, 300) == len(sp.encode((text + text)[5:300]))
     assert model.family.cache.misses - misses <= 2
+
+
+@pytest.mark.parametrize(
+    ("suffix", "pieces", "segments"),
+    [
+        (False, ["▁ab", "ab"], True),  # "▁" only where a segment begins
+        (False, ["▁ab", "a▁b"], False),  # a piece across a segment start
+        (False, ["▁▁a"], True),  # a run of "▁" begins one segment
+        (True, ["ab▁", "ab"], True),
+        (True, ["ab▁", "a▁b"], False),
+        (True, ["a▁▁"], True),
+    ],
+)
+def test_whitespace_segments_only_when_no_piece_crosses_one(
+    tmp_path: Path, suffix: bool, pieces: list[str], segments: bool
+) -> None:
+    rows = [*modelkit.chars("ab▁"), *((p, -1.0 - i, modelkit.NORMAL) for i, p in enumerate(pieces))]
+    path = modelkit.build(tmp_path / "m.model", rows, treat_whitespace_as_suffix=suffix)
+    model = load_model(path)
+    assert model.incremental
+    assert (model.family.segmenter is not None) == segments
+    text = "ab a b  ab"
+    run_edits(path, text, [(2, 3, ""), (0, 0, " "), (4, 4, "b a")])
