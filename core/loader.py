@@ -7,7 +7,7 @@ import logging
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import sentencepiece as spm
 from librt.vecs import vec
@@ -93,8 +93,10 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
 
     model_type = MODEL_TYPES.get(proto.trainer_spec.model_type, "unknown")
     # Each piece's text and type, read out of the protobuf once: every check below walks all of
-    # them, and a protobuf field read costs several times a tuple's (a fifth of a model's load).
-    pieces = [(p.piece, p.type) for p in proto.pieces]
+    # them, and a protobuf field read costs several times a list's (a fifth of a model's load).
+    # Two lists, not a list of pairs: 32,000 small tuples freed among the texts the vocabulary
+    # keeps would leave the heap fragmented (1.7 MB more resident in the server).
+    pieces = Pieces([p.piece for p in proto.pieces], [p.type for p in proto.pieces])
     vocab, user_pieces = _vocabulary(proto, pieces, full)
     family = SentencePieceFamily(vocab, _norm_rules(proto, path, user_pieces))
     if any(len(p) > 1 for p in user_pieces):
@@ -118,7 +120,14 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
     return model
 
 
-def _whitespace_segments(proto: Any, pieces: list[tuple[str, int]]) -> Segmenter | None:
+class Pieces(NamedTuple):
+    """A model's pieces: their texts and their types, in id order."""
+
+    texts: list[str]
+    types: list[int]
+
+
+def _whitespace_segments(proto: Any, pieces: Pieces) -> Segmenter | None:
     """A BPE model's whitespace segments, when its own pieces prove that no token crosses them.
 
     Decided from the vocabulary, not the trainer flag: every piece that text can match or merges
@@ -134,7 +143,7 @@ def _whitespace_segments(proto: Any, pieces: list[tuple[str, int]]) -> Segmenter
     suffix = proto.trainer_spec.treat_whitespace_as_suffix
     cut = WhitespaceSegmenter(space, suffix)
     space_is_piece = False
-    for text, piece_type in pieces:
+    for text, piece_type in zip(pieces.texts, pieces.types, strict=True):
         if piece_type not in (NORMAL, USER_DEFINED, UNUSED):
             continue
         if text == space and piece_type == NORMAL:
@@ -151,14 +160,14 @@ def _whitespace_segments(proto: Any, pieces: list[tuple[str, int]]) -> Segmenter
     return cut
 
 
-def _character_cuts(proto: Any, pieces: list[tuple[str, int]]) -> tuple[vec[u8], vec[i32]]:
+def _character_cuts(proto: Any, pieces: Pieces) -> tuple[vec[u8], vec[i32]]:
     """Per code point: 1 when a token may hold it after its first character (it stands there in
     some piece, or it is no piece of its own in a model without byte fallback, whose <unk>
     joins the one before; other characters always begin a token), and the id of the piece that
     is exactly that character (-1: none)."""
     inner: set[int] = set()
     single: dict[int, int] = {}
-    for index, (text, piece_type) in enumerate(pieces):
+    for index, (text, piece_type) in enumerate(zip(pieces.texts, pieces.types, strict=True)):
         if piece_type not in (NORMAL, USER_DEFINED, UNUSED):
             continue
         inner.update(map(ord, text[1:]))
@@ -179,14 +188,14 @@ def _character_cuts(proto: Any, pieces: list[tuple[str, int]]) -> tuple[vec[u8],
 
 
 def _vocabulary(
-    proto: Any, pieces: list[tuple[str, int]], sp: spm.SentencePieceProcessor
+    proto: Any, pieces: Pieces, sp: spm.SentencePieceProcessor
 ) -> tuple[Vocabulary, list[str]]:
     """The model's pieces with their lengths and kinds, and its USER_DEFINED pieces."""
     vocab = Vocabulary()
     vocab.unk_id = sp.unk_id()
     vocab.byte_fallback = proto.trainer_spec.byte_fallback
     user_pieces: list[str] = []
-    for text, piece_type in pieces:
+    for text, piece_type in zip(pieces.texts, pieces.types, strict=True):
         flags = 0
         length = len(text)
         if piece_type == BYTE:
@@ -262,10 +271,10 @@ def _processor(proto: Any, path: str, what: str) -> spm.SentencePieceProcessor:
     return sp
 
 
-def _merges_unused(pieces: list[tuple[str, int]]) -> bool:
+def _merges_unused(pieces: Pieces) -> bool:
     """Whether some UNUSED piece can be formed by a merge (and so re-split at the end)."""
     normal = _mergeable(pieces)
-    for u, piece_type in pieces:
+    for u, piece_type in zip(pieces.texts, pieces.types, strict=True):
         if piece_type != UNUSED or len(u) < 2:
             continue
         if any(_formable(u[:c], normal) and _formable(u[c:], normal) for c in range(1, len(u))):
@@ -273,18 +282,22 @@ def _merges_unused(pieces: list[tuple[str, int]]) -> bool:
     return False
 
 
-def _mergeable(pieces: list[tuple[str, int]]) -> dict[str, int]:
-    return {text: t for text, t in pieces if t in (NORMAL, USER_DEFINED, UNUSED)}
+def _mergeable(pieces: Pieces) -> dict[str, int]:
+    return {
+        text: t
+        for text, t in zip(pieces.texts, pieces.types, strict=True)
+        if t in (NORMAL, USER_DEFINED, UNUSED)
+    }
 
 
-def _incremental_mode(pieces: list[tuple[str, int]], model_type: str) -> tuple[bool, str]:
+def _incremental_mode(pieces: Pieces, model_type: str) -> tuple[bool, str]:
     """Whether the window algorithm is exact for this model, and why not when it is not."""
     if model_type != "bpe":
         return False, f"{model_type} model (only BPE is re-tokenized incrementally)"
     normal: dict[str, int] = {}
     reserved: set[str] = set()
     unused: list[str] = []
-    for text, piece_type in pieces:
+    for text, piece_type in zip(pieces.texts, pieces.types, strict=True):
         if piece_type in (NORMAL, USER_DEFINED, UNUSED):
             normal[text] = piece_type
             if piece_type == UNUSED:
