@@ -22,7 +22,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from tokenline.core import UTF16, Document, Model
 from tokenline.server.ahead import Counted
 from tokenline.server.catchup import CatchUp
-from tokenline.server.feature import EVERYTHING, Change, DocState, Edit, NotReady
+from tokenline.server.feature import EVERYTHING, Change, DocState, Edit, NotReady, TextView
 from tokenline.server.idle import SLICE_SECONDS, IdleWork
 from tokenline.server.memory import LARGE, give_back
 from tokenline.server.settings import Settings
@@ -61,16 +61,9 @@ def text_changes(params: types.DidChangeTextDocumentParams) -> list[TextChange]:
     return out
 
 
-class EditableText(Protocol):
+class EditableText(TextView, Protocol):
     """What the store edits a document's text through: its Document, or its backlog."""
 
-    def length(self) -> int: ...
-    def line_count(self) -> int: ...
-    def line_start(self, line: int) -> int: ...
-    def line_end(self, line: int) -> int: ...
-    def offset(self, line: int, column: int, unit: int) -> int: ...
-    def position(self, offset: int, unit: int) -> tuple[int, int]: ...
-    def slice(self, start: int, end: int) -> str: ...
     def edit(self, start: int, end: int, text: str) -> None: ...
 
 
