@@ -22,6 +22,7 @@ from tokenline.core.chatfile import (
     ChatMessage,
     Conversation,
     chat_kind,
+    first_record,
     parse_chat,
     parse_jsonl_line,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "chat_kind",
     "count_breaks",
     "find_in_hf_cache",
+    "first_record",
     "hf_cached_repos",
     "hf_hub_cache",
     "load_model",

@@ -86,19 +86,26 @@ def chat_kind(path: str, text: str) -> str | None:
 
 
 def _first_line_is_chat(text: str) -> bool:
+    line = first_record(text)
+    if not line:
+        return False
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("messages"), list)
+
+
+def first_record(text: str) -> str:
+    """The first line of JSON Lines text that is not blank ("" when there is none)."""
     at = 0
     while at < len(text):
         nl = text.find("\n", at)
         stop = len(text) if nl < 0 else nl
-        line = text[at:stop]
-        if line.strip():
-            try:
-                data = json.loads(line)
-            except ValueError:
-                return False
-            return isinstance(data, dict) and isinstance(data.get("messages"), list)
+        if text[at:stop].strip():
+            return text[at:stop]
         at = stop + 1
-    return False
+    return ""
 
 
 def _holds_messages(data: Any) -> bool:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from tokenline.core import ChatBiller, Model, chat_kind
+from tokenline.core import ChatBiller, Model, chat_kind, first_record
 from tokenline.server.chatlines import (
     BLANK,
     LineTable,
@@ -102,23 +102,12 @@ def kind_of(uri: str, text: str) -> str | None:
     if len(text) > WHOLE_CHECK_CHARS:
         if not path.lower().endswith(".jsonl"):
             return None
-        text = _first_record(text)
+        text = first_record(text)
     try:
         return chat_kind(path, text)
     except Exception:
         log.exception("%s: could not tell whether it is a chat file", uri)
         return None
-
-
-def _first_record(text: str) -> str:
-    at = 0
-    while at < len(text):
-        nl = text.find("\n", at)
-        stop = len(text) if nl < 0 else nl
-        if text[at:stop].strip():
-            return text[at:stop]
-        at = stop + 1
-    return ""
 
 
 class ChatFeature(Feature):
