@@ -55,6 +55,8 @@ EXIT_USAGE = 2
 # Chat files this long open with their first encode in idle time, after their hints and totals.
 DEFER_CHAT_CHARS = 2_000_000
 DEFAULT_HOST = "127.0.0.1"
+# How long the client's messages wait for its answer to the first configuration pull.
+HOLD_SECONDS = 2.0
 
 
 class TokenlineProtocol(LanguageServerProtocol):
@@ -74,8 +76,32 @@ class TokenlineProtocol(LanguageServerProtocol):
                 return quick
         return super().structure_message(data)
 
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        # The client's messages held while the user's settings are first pulled (hold()).
+        self._held: list[Any] | None = None
+
+    def hold(self) -> None:
+        """Holds the client's requests and notifications (not its answers) until release(), or
+        for a little longer than HOLD_SECONDS should nothing release them."""
+        if self._held is None:
+            self._held = []
+            with contextlib.suppress(RuntimeError):
+                asyncio.get_running_loop().call_later(HOLD_SECONDS + 1, self.release)
+
+    def release(self) -> None:
+        """Handles the messages held, in the order they came."""
+        held, self._held = self._held, None
+        for message in held or ():
+            self.handle_message(message)
+
     def handle_message(self, message: Any) -> None:
-        if type(message) is not QuickChange:
+        if self._held is not None and (type(message) is QuickChange or hasattr(message, "method")):
+            self._held.append(message)
+        elif type(message) is not QuickChange:
+            if getattr(message, "method", None) == types.INITIALIZED:
+                # Before the next message: the server pulls the settings first (initialized).
+                self.hold()
             super().handle_message(message)
         elif self._shutdown:
             log.warning("didChange after shutdown; ignored")
@@ -180,6 +206,19 @@ class TokenlineServer(LanguageServer):
         )
 
     async def initialized(self, params: types.InitializedParams) -> None:
+        """Pulls the user's settings before anything else is handled: a document the client
+        opens meanwhile is held, then counted once under the user's model and window (not under
+        the defaults first, which the status would show for a moment). A client that takes over
+        HOLD_SECONDS to answer gets its documents counted under the defaults until it does."""
+        assert isinstance(self.protocol, TokenlineProtocol)
+        try:
+            await asyncio.wait_for(
+                asyncio.shield(self.configuration.pull_configuration()), HOLD_SECONDS
+            )
+        except TimeoutError:
+            log.warning("workspace/configuration unanswered after %.0f s; going on", HOLD_SECONDS)
+        finally:
+            self.protocol.release()
         await self.features.initialized()
 
     # -- the host of the features (feature.Host) --------------------------------------------------

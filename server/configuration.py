@@ -3,7 +3,8 @@
 
 These are the user's layers of a document's settings, lowest precedence first; the server lays
 them over the project's (server/budgets.py). New configuration is announced to every feature
-(`Host.configuration_changed`) and applied to every document (`Host.settings_changed`).
+(`Host.configuration_changed`) and applied to every document (`Host.settings_changed`). The
+server pulls them first when the client is initialized, before it handles anything else.
 """
 
 from __future__ import annotations
@@ -45,9 +46,6 @@ class ConfigurationFeature(Feature):
             log.warning("initializationOptions: %s", p)
         ws = params.capabilities.workspace
         self.can_pull_config = bool(ws and ws.configuration)
-
-    async def initialized(self) -> None:
-        await self.pull_configuration()
 
     def configuration_changed(self) -> None:
         self._warned.clear()

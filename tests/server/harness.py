@@ -20,7 +20,8 @@ from typing import Any
 
 import sentencepiece as spm
 from lsprotocol import types as T
-from pytest_lsp.client import LanguageClient, make_test_lsp_client
+from pygls.protocol import default_converter
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
 
 from tests.conftest import SHARED, shared_files
 
@@ -268,9 +269,12 @@ class Session:
         cmd: Sequence[str] = SERVER_CMD,
         semantic_range: bool = True,
         server_cancel: bool = True,
+        client_features: dict[str, Callable[..., Any]] | None = None,
     ) -> None:
+        """client_features: the client's own handlers of server requests, over pytest-lsp's."""
         self.loop = asyncio.new_event_loop()
-        self.client: LanguageClient = make_test_lsp_client()
+        self.client: LanguageClient = LanguageClient(converter_factory=default_converter)
+        register_lsp_features(self.client, {**DEFAULT_CLIENT_FEATURES, **(client_features or {})})
         if configuration is not None:
             for scope, value in configuration.items():
                 self.client.set_configuration(value, scope_uri=scope)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import socket
@@ -9,10 +10,12 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
+from pytest_lsp.client import LanguageClient
 
 from tests.conftest import BOTCHAN
 
@@ -248,6 +251,40 @@ def test_workspace_configuration_per_folder() -> None:
         )[-1]
         assert sa["model"] == "mistral-7b-v0.1"
         assert sb["tokens"] == sp_count(llama, "same text")
+    finally:
+        s.close()
+
+
+def test_a_document_opened_before_the_settings_arrive_is_counted_under_them() -> None:
+    """The server pulls the user's settings when the client is initialized; a didOpen sent right
+    behind, before the (late) answer, waits for it: every status of the document is under the
+    user's settings, none under the defaults first (it was one under the 8,192 default)."""
+    pulls: list[list[str | None]] = []
+
+    async def late_configuration(client: LanguageClient, params: T.ConfigurationParams) -> Any:
+        pulls.append([item.section for item in params.items])
+        await asyncio.sleep(0.5)
+        return [{"contextWindow": 40} for _ in params.items]
+
+    s = Session(client_features={T.WORKSPACE_CONFIGURATION: late_configuration})
+    try:
+        uri, text = "file:///held.md", "Opened before the settings came."
+        s.open(uri, text)
+        hover = s.run(
+            s.client.text_document_hover_async(
+                T.HoverParams(
+                    text_document=T.TextDocumentIdentifier(uri=uri),
+                    position=T.Position(line=0, character=2),
+                )
+            )
+        )
+        statuses = [x for x in s.statuses if x["uri"] == uri]
+        assert pulls == [["tokenline"]]
+        assert statuses, "no status before the hover's answer"
+        assert [x["contextWindow"] for x in statuses] == [40] * len(statuses)
+        assert statuses[0]["tokens"] == sp_count(MODEL, text)
+        # The hover, sent behind the didOpen, was held with it and answered after it.
+        assert hover is not None
     finally:
         s.close()
 
