@@ -229,7 +229,7 @@ class ByteLevelFamily(PreTokenFamily):
                     return None
                 self._add_part(pretoken, skip - start, len(pretoken), out)
             else:
-                out.add(self.pretoken_tokens(pretoken))
+                self.add_pretoken(pretoken, out)
         if pos != n or pretoken_end >= 0 or (not final and reach_after(ahead) > len(ahead)):
             return None
         return out
@@ -302,17 +302,16 @@ class ByteLevelFamily(PreTokenFamily):
 
     # -- pre-tokens --------------------------------------------------------------------------------
 
-    def pretoken_tokens(self, pretoken: str) -> TokenRun:
-        """The tokens of one pre-token, from the model's cache or the library's BPE of it."""
-        cache = self.cache
+    def add_pretoken(self, pretoken: str, out: TokenRun) -> None:
+        """Appends the tokens of one pre-token: the model's cache's, or the library's BPE of it
+        (cached)."""
         short: bool = len(pretoken) <= CACHED_SEGMENT_CHARS
-        found = cache.get(pretoken) if short else None
-        if found is not None:
-            return found
+        if short and self.cache.add_to(pretoken, out) >= 0:
+            return
         found = self._columns(self.coder.pretoken(pretoken), False, not short)
         if short:
-            cache.put(pretoken, found)
-        return found
+            self.cache.put(pretoken, found)
+        out.add(found)
 
     def run_continues(self, before: str, new: str, after: str) -> bool:
         return run_continues(self.run_class, before, new, after)

@@ -184,7 +184,7 @@ class NormalizedByteLevelFamily(HFByteLevelFamily):
             elif added >= 0:
                 out.add_token(added, len(segment), 0, True)
             else:
-                out.add(self.pretoken_tokens(segment))
+                self.add_pretoken(segment, out)
         if pos != n or pretoken_end >= 0:
             return None
         if not final and self.cut_reach(text[max(0, n - self.back()) :], ahead) > len(ahead):

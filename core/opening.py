@@ -67,7 +67,7 @@ class SegmentReader:
         for segment in segments:
             total += len(segment)
             if len(segment) <= CACHED_SEGMENT_CHARS:
-                run.add(self._segment_tokens(segment))
+                self._add_segment(segment, run)
             else:
                 self._add_long(seg, segment, run)
         return total
@@ -78,7 +78,10 @@ class SegmentReader:
         total: i64 = 0
         for segment in segments:
             if len(segment) <= CACHED_SEGMENT_CHARS:
-                total += len(self._segment_tokens(segment).ids)
+                found: i64 = self.family.cache.count_of(segment)
+                if found < 0:
+                    found = len(self._encoded(segment).ids)
+                total += found
             else:
                 run = empty_run()
                 self._add_long(seg, segment, run)
@@ -98,19 +101,21 @@ class SegmentReader:
                     # A token of one character that starts a merge symbol.
                     run.add_token(single, 1, 0, self.kept)
                 else:
-                    run.add(self._segment_tokens(segment[start:i]))
+                    self._add_segment(segment[start:i], run)
                 start = i
             i += 1
 
-    def _segment_tokens(self, segment: str) -> TokenRun:
-        """The tokens of one segment: the cache's, or encoded (and cached)."""
-        cache = self.family.cache
+    def _add_segment(self, segment: str, run: TokenRun) -> None:
+        """Appends the tokens of one segment: the cache's, or encoded (and cached)."""
         # Long segments are never cached: do not even hash them.
-        found = cache.get(segment) if len(segment) <= CACHED_SEGMENT_CHARS else None
-        if found is None:
-            self.stats.encoded(len(segment))
-            found = self.family.tokens(segment, True)
-            cache.put(segment, found)
+        if len(segment) > CACHED_SEGMENT_CHARS or self.family.cache.add_to(segment, run) < 0:
+            run.add(self._encoded(segment))
+
+    def _encoded(self, segment: str) -> TokenRun:
+        """The tokens of a segment the cache lacks, encoded (and cached)."""
+        self.stats.encoded(len(segment))
+        found = self.family.tokens(segment, True)
+        self.family.cache.put(segment, found)
         return found
 
 
