@@ -29,12 +29,17 @@ class Document:
     engine: Retokenizer
     toks: TokenStore
 
-    def __init__(self, model: Model, text: str = "", whole: bool = True) -> None:
+    def __init__(
+        self, model: Model, text: str = "", whole: bool = True, rope: TextRope | None = None
+    ) -> None:
         """The document of `text`; `whole` False: its tokens are read by later calls of
-        load(), a slice at a time (an editor opening a large file in idle time)."""
-        check_text(text)
+        load(), a slice at a time (an editor opening a large file in idle time). `rope`: the
+        text's rope, already built (RopeBuilder, which checked the text) in slices too."""
+        if rope is None:
+            check_text(text)
+            rope = TextRope(text)
         self.model = model
-        self.rope = TextRope(text)
+        self.rope = rope
         self.norm = model.family.normalization(self.rope)
         self.engine = Retokenizer(model.family, self.norm)
         self.toks = self.engine.toks

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from librt.vecs import vec
+from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenline.core.chunks import STAGED, Chunks
@@ -298,3 +298,67 @@ class TextRope(Chunks):
         if off > end:
             return end
         return off
+
+
+class RopeBuilder:
+    """A TextRope of a long text made a piece at a time, each piece a bounded amount of work (an
+    editor opening a large file in idle time: building the whole rope of 100 MB took 0.23 s in
+    one step). The chunks are those TextRope(text) makes, cut at the same places."""
+
+    text: str
+    rope: TextRope
+    parts: i64
+    part: i64
+    start: i64
+    chunks: list[str]
+    measures: list[vec[i64]]
+
+    def __init__(self, text: str, chunk_target: i64 = TARGET) -> None:
+        self.text = text
+        self.rope = TextRope("", chunk_target)
+        n: i64 = len(text)
+        # As Chunks._parts cuts a run of n elements that replaces no chunk.
+        if n == 0:
+            self.parts = 0
+        elif n <= self.rope.maximum:
+            self.parts = 1
+        else:
+            self.parts = (n + chunk_target - 1) // chunk_target
+        self.part = 1
+        self.start = 0
+        self.chunks = []
+        self.measures = [vec[i64]() for _ in range(MEASURES)]
+
+    def build_some(self, budget: i64) -> bool:
+        """Cuts and measures chunks of about `budget` more characters (at least one chunk);
+        True while more remain."""
+        text = self.text
+        n: i64 = len(text)
+        done: i64 = 0
+        while self.part <= self.parts and (done == 0 or done < budget):
+            stop: i64 = (n * self.part) // self.parts
+            while 0 < stop < n and ord(text[stop - 1]) == CR and ord(text[stop]) == LF:
+                stop += 1  # a "\r\n" stays in one chunk
+            self.part += 1
+            if stop <= self.start:
+                continue
+            chunk = text[self.start : stop]
+            check_text(chunk)
+            self.chunks.append(chunk)
+            self.measures[CHARS] = append(self.measures[CHARS], len(chunk))
+            self.measures[BREAKS] = append(self.measures[BREAKS], count_breaks(chunk))
+            self.measures[CODE_UNITS_16] = append(self.measures[CODE_UNITS_16], units16(chunk))
+            self.measures[CODE_UNITS_8] = append(self.measures[CODE_UNITS_8], units8(chunk))
+            done += stop - self.start
+            self.start = stop
+        return self.part <= self.parts
+
+    def built(self) -> TextRope:
+        """The rope, once build_some has returned False (its sums made in O(chunks))."""
+        rope = self.rope
+        rope.chunks = self.chunks
+        for m in range(MEASURES):
+            rope.sums[m].splice(0, 0, self.measures[m])
+        self.text = ""
+        self.chunks = []
+        return rope

@@ -11,13 +11,23 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from librt.vecs import vec
 from mypy_extensions import i32, i64, u8
 
 from tokenline.core.chunks import SIZE, Chunks, Columns
-from tokenline.core.rope import BREAKS, CODE_UNITS_8, CODE_UNITS_16, UTF8, UTF16, TextRope
+from tokenline.core.rope import (
+    BREAKS,
+    CODE_UNITS_8,
+    CODE_UNITS_16,
+    MEASURES,
+    UTF8,
+    UTF16,
+    RopeBuilder,
+    TextRope,
+)
 from tokenline.core.tokens import TARGET, TokenStore
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -263,3 +273,44 @@ def test_rope_follows_small_edits_inside_chunks(
         rope.replace(start, end, new)
         text = text[:start] + new + text[end:]
         check_rope(rope, text)
+
+
+@given(
+    text=texts | newline_texts.map("".join),
+    target=st.sampled_from([4, 8, 16]),
+    budget=st.integers(1, 40),
+)
+def test_a_rope_built_in_pieces_is_the_ropes_and_each_piece_is_bounded(
+    text: str, target: int, budget: int
+) -> None:
+    """RopeBuilder (an opening in idle time): the chunks TextRope(text) cuts, with their measures;
+    a piece cuts at most `budget` characters beyond its first chunk (counted, not timed)."""
+    whole = TextRope(text, target)
+    builder = RopeBuilder(text, target)
+    pieces = 0
+    while True:
+        before = builder.start
+        more = builder.build_some(budget)
+        pieces += 1
+        # Chunks until the budget is reached: the last one is at most 2 * target + 1 (a whole
+        # text of one chunk, a "\r\n" glued on).
+        assert builder.start - before < budget + 2 * target + 2
+        if not more:
+            break
+    assert pieces <= len(whole.chunks) + 1
+    rope = builder.built()
+    assert rope.chunks == whole.chunks
+    for m in range(MEASURES):
+        assert [rope.measure_of(m, c) for c in range(len(rope.chunks))] == [
+            whole.measure_of(m, c) for c in range(len(whole.chunks))
+        ]
+    check_rope(rope, text)
+    rope.replace(0, min(3, len(text)), "ab\r\n")
+    check_rope(rope, "ab\r\n" + text[3:])
+
+
+def test_a_rope_built_in_pieces_rejects_a_lone_surrogate() -> None:
+    builder = RopeBuilder("ok " * 50 + "\ud800", 8)
+    with pytest.raises(ValueError, match="lone surrogate"):
+        while builder.build_some(16):
+            pass
