@@ -38,7 +38,7 @@ from tokenline.server.dispatch import Features, logged
 from tokenline.server.feature import Change, DocState, Feature, Handler, Host, TextView
 from tokenline.server.hover import HoverFeature
 from tokenline.server.idle import IdleWork
-from tokenline.server.memory import LARGE, give_back, settle
+from tokenline.server.memory import LARGE, CollectionLog, Trimmer, settle
 from tokenline.server.models import ModelsFeature
 from tokenline.server.positions import param, unit_of
 from tokenline.server.quick import QuickChange, notification, quick_change
@@ -158,6 +158,8 @@ class TokenlineServer(LanguageServer):
         self.store = DocumentStore(self.idle, self.caught_up)
         # Models whose documents' heap the collector has settled (memory.settle).
         self._settled: set[int] = set()
+        # malloc_trim, off the event loop (memory.py).
+        self.trimmer = Trimmer()
         # The features whose data makes a document's settings and model.
         self.configuration = ConfigurationFeature(self)
         self.project = ProjectFeature(self)
@@ -370,7 +372,7 @@ class TokenlineServer(LanguageServer):
     def _give_back(self) -> bool:
         settle()
         self._settled.update(id(st.doc.model) for st in self.store)
-        give_back()
+        self.trimmer.start()
         return False  # one slice
 
     def caught_up(self, st: DocState, change: Change) -> None:
@@ -452,6 +454,7 @@ def serve(tcp: str | None = None) -> int:
     Returns the process exit code.
     """
     setup_logging()
+    CollectionLog().install()
     ls = TokenlineServer()
     if tcp:
         host, _, port = tcp.rpartition(":")

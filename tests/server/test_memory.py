@@ -1,12 +1,17 @@
-"""The collector's heap is settled (server/memory.py): what survives is frozen out of later
-collections' walks, and what a closed document left in cycles is still collected next time."""
+"""The collector's heap is settled (server/memory.py): young cycles are collected, what survives
+is frozen out of later collections' walks, and the frozen heap is never walked again; the heap's
+free pages go back to the system on a thread of its own."""
 
 from __future__ import annotations
 
 import gc
+import threading
 import weakref
 
-from tokenline.server.memory import settle
+import pytest
+
+from tokenline.server import memory
+from tokenline.server.memory import Trimmer, settle
 
 
 class Node:
@@ -16,17 +21,21 @@ class Node:
         self.me = self
 
 
-def test_settle_freezes_survivors_and_collects_frozen_cycles_next_time() -> None:
+def test_settle_collects_young_cycles_and_freezes_survivors() -> None:
     try:
-        node = Node()
-        ref = weakref.ref(node)
         settle()
-        assert gc.get_freeze_count() > 0
-        del node
-        gc.collect()
-        assert ref() is not None  # frozen: an ordinary collection does not walk it
+        frozen = gc.get_freeze_count()
+        garbage = Node()
+        gone = weakref.ref(garbage)
+        del garbage
+        kept = Node()
         settle()
-        assert ref() is None  # unfrozen first: the cycle is garbage and goes
+        assert gone() is None  # young garbage: collected
+        assert gc.get_freeze_count() > frozen  # what survived (kept, at least) is frozen
+        again = gc.get_freeze_count()
+        settle()
+        assert gc.get_freeze_count() >= again  # never unfrozen: not walked again
+        assert kept.me is kept
     finally:
         gc.unfreeze()
 
@@ -76,3 +85,26 @@ def test_opening_and_closing_documents_leaves_nothing_behind_in_the_protocol() -
         assert len(protocol._request_futures) == 0
 
     asyncio.run(session())
+
+
+def test_the_trimmer_runs_off_the_calling_thread_one_trim_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    release = threading.Event()
+    ran: list[str] = []
+
+    def slow_trim() -> bool:
+        ran.append(threading.current_thread().name)
+        release.wait(10)
+        return True
+
+    monkeypatch.setattr(memory, "give_back", slow_trim)
+    trimmer = Trimmer()
+    assert trimmer.start()
+    assert not trimmer.start()  # one is running: not a second
+    release.set()
+    trimmer.join()
+    assert ran == ["malloc_trim"]
+    assert trimmer.start()  # done: the next one starts
+    trimmer.join()
+    assert trimmer.started == 2
