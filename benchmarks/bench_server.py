@@ -11,7 +11,9 @@ other on the same texts:
   full and the first screen's range at once); type keys while the idle work runs, each as soon
   as the last one's status arrived plus a random 0-10 ms, then again once it is done. Reported:
   open -> first status, open -> first colours, and didChange -> status while idle work runs
-  (median, p99, max) beside the same after it.
+  (median, p99, max: the max is the longest a key waited) beside the same after it; and from
+  the server's log (DEBUG), every idle step's time by kind (prepare, give back, ...), the
+  longest of them, and the cyclic collector's runs.
 - **Latency and memory** (the bundled Mistral model, prose, 1 MB and 10 MB): didChange -> status
   median and p99 over 200 edits, and the server's resident memory per token (VmRSS after the
   document minus before it, the model loaded by a small document first), with its peak.
@@ -352,11 +354,14 @@ def bench_idle(python: str, kind: str, size: int, cache: Path, work: Path) -> di
     }
 
 
-SLICE_LINE = re.compile(r"idle slice (\S+) \S*: ([\d.]+) ms, cpu ([\d.]+) ms")
+# A job's kind may hold a space ("give back", whose uri is empty).
+SLICE_LINE = re.compile(r"idle slice (.+?) \S*: ([\d.]+) ms, cpu ([\d.]+) ms")
+COLLECTION_LINE = re.compile(r"collection of generation (\d): ([\d.]+) ms")
 
 
 def logged_slices(log: str) -> dict[str, Any] | None:
-    """The server's idle slices of work (kind: count, max and p99 CPU ms, max wall ms)."""
+    """The server's idle steps of work (kind: count, max and p99 CPU ms, max wall ms), the
+    longest of any kind, and the collector's runs (a build that logs them)."""
     found: dict[str, list[tuple[float, float]]] = {}
     for m in SLICE_LINE.finditer(log):
         found.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
@@ -371,6 +376,11 @@ def logged_slices(log: str) -> dict[str, Any] | None:
             "cpu_max_ms": round(cpu[-1], 2),
             "wall_max_ms": round(max(w for w, _ in times), 2),
         }
+    longest = max(found, key=lambda kind: out[kind]["wall_max_ms"])
+    out["longest_step"] = {"kind": longest, "wall_ms": out[longest]["wall_max_ms"]}
+    pauses = [float(m.group(2)) for m in COLLECTION_LINE.finditer(log)]
+    if pauses:
+        out["collections"] = {"n": len(pauses), "max_ms": round(max(pauses), 2)}
     return out
 
 
@@ -521,6 +531,14 @@ def run(builds: dict[str, str], quick: bool, work: Path) -> dict[str, Any]:
     return out
 
 
+def longest_step(slices: dict[str, Any]) -> str:
+    """The longest idle step of a run, and its kind (wall time; older runs: not logged)."""
+    step = slices.get("longest_step")
+    if step is None:
+        return "–"
+    return f"{step['wall_ms']} ms ({step['kind']})"
+
+
 def ms3(s: dict[str, float]) -> str:
     return f"{s['median_ms']:.1f} / {s['p99_ms']:.1f} / {s['max_ms']:.1f} ms"
 
@@ -530,15 +548,16 @@ def render(out: dict[str, Any]) -> str:
     benchmarks/tables.py renders the documented ones with this too."""
     lines = [
         "| text | size | build | open → status | open → colours | prepare slices: CPU p99 / max "
-        "| keys during idle work (median / p99 / max) | keys after it |",
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| longest idle step | keys during idle work (median / p99 / max) | keys after it |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in out["idle"]:
         prep = r["slices"].get("prepare") or {"cpu_p99_ms": 0, "cpu_max_ms": 0, "n": 0}
         lines.append(
             f"| {r['kind']} | {r['size'] // MB} MB | {r['build']} | {r['open_to_status_s']} s "
             f"| {r['open_to_colours_s']} s | {prep['cpu_p99_ms']} / {prep['cpu_max_ms']} ms "
-            f"({prep['n']}) | {ms3(r['during'])} ({r['during']['n']} keys) | {ms3(r['after'])} |"
+            f"({prep['n']}) | {longest_step(r['slices'])} "
+            f"| {ms3(r['during'])} ({r['during']['n']} keys) | {ms3(r['after'])} |"
         )
     lines += [
         "",
