@@ -201,6 +201,19 @@ class SegmentCache:
     def size(self) -> i64:
         return len(self.hashes)
 
+    def compact(self) -> None:
+        """Copies each column to its exact size: they grow by doubling, so up to half of what
+        they hold is room for entries to come (an editor calls it once an opening is done)."""
+        self.hashes = self.hashes[:]
+        self.key_block = self.key_block[:]
+        self.key_at = self.key_at[:]
+        self.key_len = self.key_len[:]
+        self.starts = self.starts[:]
+        self.ids = self.ids[:]
+        self.lens = self.lens[:]
+        self.joins = self.joins[:]
+        self.joined = self.joined[:]
+
     def clear(self) -> None:
         self.hashes = vec[i64]()
         self.key_block = vec[i32]()

@@ -91,6 +91,12 @@ def test_the_packed_cache_gives_back_each_entrys_exact_tokens(
         for other in (key + "a", key[:-1], "x" + key[1:]):
             if other and other not in expected:
                 assert cache.add_to(other, out) == -1 and cache.count_of(other) == -1
+    cache.compact()  # exact-size copies of the columns: the same entries, and room for more
+    cache.put("\u3042new", run_of([9], [1], [1] if joined else []))
+    expected["\u3042new"] = ([9], [1], [1] if joined else [])
+    for key, (ids, lens, joins) in expected.items():
+        found = cache.get(key)
+        assert found is not None and columns(found) == (ids, lens, joins)
     cache.clear()
     assert cache.size() == 0 and all(cache.get(key) is None for key in expected)
 
