@@ -359,16 +359,18 @@ class Columns(Chunks):
 
 
 def _put_wide(chunks: list[vec[i32]], lo: i64, hi: i64, run: vec[i32], cuts: vec[i64]) -> None:
-    """Chunks [lo, hi) of a column become `run` cut at `cuts` (one chunk: run as it is)."""
+    """Chunks [lo, hi) of a column become `run` cut at `cuts` (one chunk: a copy of run)."""
     if len(cuts) == 2 and hi - lo == 1:
-        chunks[lo] = run  # the common edit, without a slice
+        # The common edit. A copy of its exact size: run grew by extends, to up to twice its
+        # length, and 100 edits in a 1 MB document kept 480 KB of such slack (2 bytes a token).
+        chunks[lo] = run[:]
     else:
         chunks[lo:hi] = [run[cuts[p - 1] : cuts[p]] for p in range(1, len(cuts))]
 
 
 def _put_flags(chunks: list[vec[u8]], lo: i64, hi: i64, run: vec[u8], cuts: vec[i64]) -> None:
     if len(cuts) == 2 and hi - lo == 1:
-        chunks[lo] = run
+        chunks[lo] = run[:]  # of its exact size (see _put_wide)
     else:
         chunks[lo:hi] = [run[cuts[p - 1] : cuts[p]] for p in range(1, len(cuts))]
 
