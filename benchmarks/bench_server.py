@@ -357,6 +357,7 @@ def bench_idle(python: str, kind: str, size: int, cache: Path, work: Path) -> di
 # A job's kind may hold a space ("give back", whose uri is empty).
 SLICE_LINE = re.compile(r"idle slice (.+?) \S*: ([\d.]+) ms, cpu ([\d.]+) ms")
 COLLECTION_LINE = re.compile(r"collection of generation (\d): ([\d.]+) ms")
+EDIT_LINE = re.compile(r"didChange \S+: edited in ([\d.]+) ms")
 
 
 def logged_slices(log: str) -> dict[str, Any] | None:
@@ -381,6 +382,9 @@ def logged_slices(log: str) -> dict[str, Any] | None:
     pauses = [float(m.group(2)) for m in COLLECTION_LINE.finditer(log)]
     if pauses:
         out["collections"] = {"n": len(pauses), "max_ms": round(max(pauses), 2)}
+    edits = [float(m.group(1)) for m in EDIT_LINE.finditer(log)]
+    if edits:  # what a key's own edit took in the core (the rest of its wait is elsewhere)
+        out["edits"] = {"n": len(edits), "max_ms": round(max(edits), 2)}
     return out
 
 

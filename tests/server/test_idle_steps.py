@@ -1,0 +1,64 @@
+"""Idle work comes in bounded steps (the contract: no call on the event loop takes longer than
+5 ms because of it). Bounded by counting the work a step does, not by timing it: a deferred
+opening builds its rope ROPE_PIECE characters a step, and the heap's trim runs on a thread of
+its own, not in the step that starts it."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+import sentencepiece as spm
+
+from tests.conftest import read_botchan
+from tokenline.core import Document, bundled_model_path, load_model
+from tokenline.core.rope import MEASURES, TARGET
+from tokenline.server import memory
+from tokenline.server.app import TokenlineServer
+from tokenline.server.catchup import ROPE_PIECE, Loading
+
+MODEL = "mistral-7b-v0.1"
+
+
+def test_a_deferred_opening_builds_its_rope_a_bounded_piece_a_step() -> None:
+    text = (read_botchan() * 4)[: 3 * ROPE_PIECE + 12_345] + "\r\nend"
+    loading = Loading(load_model(MODEL), text)
+    rope_steps = 0
+    while loading.rope is not None:
+        before = loading.rope.start
+        assert loading.step()
+        rope_steps += 1
+        built = len(text) if loading.rope is None else loading.rope.start
+        # The budget, then at most one chunk more (2 * TARGET, a "\r\n" glued on).
+        assert built - before < ROPE_PIECE + 2 * TARGET + 2
+    assert rope_steps >= len(text) // (ROPE_PIECE + 2 * TARGET + 1)
+    while loading.step():
+        pass
+    assert loading.doc is not None
+    sp = spm.SentencePieceProcessor(model_file=str(bundled_model_path(MODEL)))
+    assert loading.doc.ids() == sp.encode(text)
+    whole = Document(load_model(MODEL), text)
+    for m in range(MEASURES):
+        assert loading.doc.rope.measure_total(m) == whole.rope.measure_total(m)
+    assert loading.doc.rope.chunks == whole.rope.chunks
+
+
+def test_the_give_back_step_trims_the_heap_on_another_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trimmed_on: list[str] = []
+
+    def trim() -> bool:
+        trimmed_on.append(threading.current_thread().name)
+        return True
+
+    monkeypatch.setattr(memory, "give_back", trim)
+    server = TokenlineServer()
+    try:
+        assert server._give_back() is False  # one step
+        server.trimmer.join()
+    finally:
+        gc.unfreeze()
+    assert trimmed_on == ["malloc_trim"]
+    assert threading.current_thread().name != "malloc_trim"
