@@ -106,6 +106,8 @@ def load_model_bytes(data: bytes, path: str = "<bytes>") -> Model:
     family.sp_window = _processor(window_proto, path, "window encoder")
     family.raw_full = _raw_ids_encoder(full)
     family.raw_window = _raw_ids_encoder(family.sp_window)
+    if model_type == "unigram":
+        family.single_characters = _single_characters(pieces)
     model = Model(display_name(path), path, model_type, family)
     family.incremental, family.mode_note = _incremental_mode(pieces, model_type)
     if family.incremental and _merges_unused(pieces):
@@ -288,6 +290,24 @@ def _mergeable(pieces: Pieces) -> dict[str, int]:
         for text, t in zip(pieces.texts, pieces.types, strict=True)
         if t in (NORMAL, USER_DEFINED, UNUSED)
     }
+
+
+def _single_characters(pieces: Pieces) -> set[str] | None:
+    """The characters that are a piece of their own (normal or user-defined), when every such
+    piece is made of them and no unused or control piece is one character: then an <unk> of the
+    unigram lattice covers exactly a run of the other characters (SentencePieceFamily reads its
+    length from the text). None otherwise."""
+    known = {
+        text
+        for text, piece_type in zip(pieces.texts, pieces.types, strict=True)
+        if len(text) == 1 and piece_type in (NORMAL, USER_DEFINED)
+    }
+    for text, piece_type in zip(pieces.texts, pieces.types, strict=True):
+        if piece_type in (NORMAL, USER_DEFINED) and not known.issuperset(text):
+            return None
+        if piece_type in (UNUSED, CONTROL) and len(text) == 1:
+            return None
+    return known
 
 
 def _incremental_mode(pieces: Pieces, model_type: str) -> tuple[bool, str]:

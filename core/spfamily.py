@@ -42,6 +42,10 @@ class SentencePieceFamily(Family):
     # The same processors with UNUSED pieces made NORMAL output those symbols (None otherwise).
     sym_full: Any
     sym_window: Any
+    # Unigram models whose every known piece is made of characters that are pieces of their
+    # own: those characters. The length of an <unk> is then read from the text (_unknown_runs);
+    # else (None) measured by encoding the text again as pieces.
+    single_characters: set[str] | None
 
     def __init__(self, vocab: Vocabulary, rules: NormRules) -> None:
         super().__init__(vocab)
@@ -53,6 +57,7 @@ class SentencePieceFamily(Family):
         self.raw_window = None
         self.sym_full = None
         self.sym_window = None
+        self.single_characters = None
 
     def use_matcher(self, matcher: UserMatcher) -> None:
         self.bpe_matcher = matcher
@@ -93,7 +98,7 @@ class SentencePieceFamily(Family):
         else:
             ids = _encode(self.raw_full, self.sp_full, text)
             sp = self.sp_full
-        lens = self._lengths(ids, text, sp)
+        lens = self._lengths(ids, text, sp, normalized)
         joins = vec[u8]()
         if self.keeps_joins:
             joins = self._joins(ids, lens, text, normalized)
@@ -101,12 +106,14 @@ class SentencePieceFamily(Family):
 
     # -- lengths and symbols -------------------------------------------------------------------
 
-    def _lengths(self, ids: list[int], text: str, sp: Any) -> vec[i32]:
-        """Pieces have fixed lengths except <unk>, which covers a run of unknown characters; only
-        then is the text encoded again (by `sp`, which gave `ids`) as pieces to measure the runs.
-        """
+    def _lengths(self, ids: list[int], text: str, sp: Any, normalized: bool) -> vec[i32]:
+        """Pieces have fixed lengths except <unk>, which covers a run of unknown characters,
+        measured in normalized text where the other pieces are read (_unknown_runs); else (the
+        original text, or a text that reading does not fit) the text is encoded again (by `sp`,
+        which gave `ids`) as pieces to measure the runs: that second encode doubled a whole
+        re-encode."""
         out, in_context = self.vocab.fixed_lengths(ids)
-        if in_context:
+        if in_context and not (normalized and self._unknown_runs(ids, text, out)):
             pieces: list[str] = sp.encode(text, out_type=str, emit_unk_piece=False)
             n: i64 = len(ids)
             i: i64 = 0
@@ -115,6 +122,47 @@ class SentencePieceFamily(Family):
                     out[i] = i32(len(pieces[i]))
                 i += 1
         return out
+
+    def _unknown_runs(self, ids: list[int], text: str, lens: vec[i32]) -> bool:
+        """The lengths of the <unk> tokens of normalized `text`, read from it (unigram models
+        whose pieces allow it: `single_characters`). SentencePiece's unigram lattice has an
+        <unk> node only at a character that is no piece of its own, merges a run of them into
+        one <unk>, and a known piece never starts with one: each <unk> covers the longest run
+        of such characters where it starts. The piece after each <unk> is checked at its place,
+        and the lengths must add up to the text; else False, with `lens` as it was."""
+        known = self.single_characters
+        if known is None:
+            return False
+        pieces = self.vocab.pieces
+        n: i64 = len(ids)
+        total: i64 = len(text)
+        runs = vec[i32]()
+        pos: i64 = 0
+        i: i64 = 0
+        while i < n:
+            ln: i64 = i64(lens[i])
+            if ln == LENGTH_IN_CONTEXT:
+                end: i64 = pos
+                while end < total and text[end] not in known:
+                    end += 1
+                ln = end - pos
+                if ln == 0:
+                    return False
+                if i + 1 < n and not text.startswith(pieces[ids[i + 1]], end):
+                    return False
+                runs = append(runs, i32(ln))
+            pos += ln
+            i += 1
+        if pos != total:
+            return False
+        j: i64 = 0
+        i = 0
+        while i < n:
+            if lens[i] == LENGTH_IN_CONTEXT:
+                lens[i] = runs[j]
+                j += 1
+            i += 1
+        return True
 
     def _joins(self, ids: list[int], lens: vec[i32], text: str, normalized: bool) -> vec[u8]:
         """Per token: JOIN_EDGE when it continues the merge symbol of the token before it (a part
@@ -150,7 +198,7 @@ class SentencePieceFamily(Family):
     def _symbol_starts(self, sym: Any, text: str) -> vec[i64]:
         """Start offsets (normalized code points) of the merge symbols of `text`."""
         ids: list[int] = sym.encode(text)
-        lens = self._lengths(ids, text, sym)
+        lens = self._lengths(ids, text, sym, False)
         n: i64 = len(lens)
         out = vec[i64](capacity=n)
         pos: i64 = 0
