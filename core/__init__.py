@@ -27,7 +27,7 @@ from tokenline.core.chatfile import (
     parse_jsonl_line,
 )
 from tokenline.core.counting import UNCOUNTED, TokenCounter
-from tokenline.core.document import Document
+from tokenline.core.document import Document, whole_tokens
 from tokenline.core.loader import (
     BUNDLED_DEFAULT,
     bundled_model_path,
@@ -112,4 +112,5 @@ __all__ = [
     "units8",
     "units16",
     "utf8_width",
+    "whole_tokens",
 ]

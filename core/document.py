@@ -14,10 +14,16 @@ from tokenline.core.model import Model
 from tokenline.core.normalization import Normalization
 from tokenline.core.retokenize import Retokenizer
 from tokenline.core.rope import UTF16, TextRope, check_text
-from tokenline.core.tokens import JOIN_CHARACTER, TokenStore, continues
+from tokenline.core.tokens import JOIN_CHARACTER, TokenRun, TokenStore, continues
 
 # Selections up to this many characters are simply encoded; longer ones reuse document tokens.
 DIRECT_COUNT_LIMIT: Final = 4096
+
+
+def whole_tokens(model: Model, normalized: str) -> TokenRun:
+    """The tokens of a whole normalized text (Document.edit_text's). It reads only the model,
+    which no edit changes: safe on another thread while the document's thread goes on."""
+    return model.family.tokens(normalized, True)
 
 
 class Document:
@@ -28,6 +34,8 @@ class Document:
     norm: Normalization
     engine: Retokenizer
     toks: TokenStore
+    # edit_text changed the text; the tokens are an older text's until take_tokens.
+    stale: bool
 
     def __init__(
         self, model: Model, text: str = "", whole: bool = True, rope: TextRope | None = None
@@ -43,6 +51,7 @@ class Document:
         self.norm = model.family.normalization(self.rope)
         self.engine = Retokenizer(model.family, self.norm)
         self.toks = self.engine.toks
+        self.stale = False
         if whole:
             self.engine.load_original(text)
         else:
@@ -86,11 +95,47 @@ class Document:
         check_text(new_text)
         if self.engine.loading is not None:
             raise RuntimeError("the document is still loading: call load() until it is False")
+        if self.stale:
+            raise RuntimeError("the tokens wait for take_tokens after edit_text")
         if start == end and not new_text:
             return
         self.engine.before_edit(start, end)
         ns, ne_old, ne_new = self.norm.apply(start, end, new_text)
         self.engine.after_edit(ns, ne_old, ne_new)
+
+    def edit_text(self, start: int, end: int, new_text: str) -> str:
+        """For a model that re-encodes whole (not model.incremental): replaces text[start:end]
+        with new_text in the text alone and returns the normalized text to encode, so that the
+        encode (whole_tokens) can run elsewhere, on another thread, while the text takes more
+        edits. The tokens stay an older text's until take_tokens gets the newest's."""
+        n: i64 = self.rope.length()
+        if not (0 <= start <= end <= n):
+            raise ValueError(
+                f"edit [{start}, {end}) is outside the text, which has {n} characters "
+                "(need 0 <= start <= end <= length)"
+            )
+        if self.model.incremental:
+            raise ValueError(f"{self.model.name} is edited in place: use edit()")
+        check_text(new_text)
+        if self.engine.loading is not None:
+            raise RuntimeError("the document is still loading: call load() until it is False")
+        if not self.stale:
+            # Hooks that read the tokens around the edit, while they still match the text.
+            self.engine.before_edit(start, end)
+        self.stale = True
+        ns, ne_old, ne_new = self.norm.apply(start, end, new_text)
+        self.engine.edges.edited(ns, ne_old, ne_new)
+        return self.norm.slice(0, self.norm.length())
+
+    def take_tokens(self, run: TokenRun) -> None:
+        """The tokens of the normalized text edit_text last returned (whole_tokens of it)."""
+        if run.total() != self.norm.length():
+            raise ValueError(
+                f"tokens of {run.total()} normalized characters for a text of "
+                f"{self.norm.length()}: not the newest text's"
+            )
+        self.engine.reload_with(run)
+        self.stale = False
 
     def load(self, budget: i64 = 1 << 16) -> bool:
         """Reads the tokens of about `budget` more characters of a document made with `whole`
@@ -105,7 +150,11 @@ class Document:
     def prepare(self, budget: i64 = 1 << 16) -> bool:
         """Does up to `budget` characters of the work opening deferred (byte-level models open
         from one full encode and find where pieces start later); True while work remains.
-        Editors call it when idle, so that edits far from earlier ones stay fast."""
+        Editors call it when idle, so that edits far from earlier ones stay fast. Nothing is
+        done while the tokens wait for take_tokens (a model that re-encodes whole has no use
+        for it: its edits encode the whole text)."""
+        if self.stale:
+            return False
         return self.engine.prepare(budget)
 
     def set_text(self, text: str) -> None:
@@ -113,6 +162,7 @@ class Document:
         check_text(text)
         self.norm.apply(0, self.rope.length(), text)
         self.engine.load_original(text)
+        self.stale = False
 
     # -- token positions (original code-point offsets) ----------------------------------------
 

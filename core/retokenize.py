@@ -141,7 +141,11 @@ class Retokenizer:
 
     def _reload(self) -> None:
         """Encodes the whole normalized text again (exact by definition)."""
-        run = self._tokens(self.norm.slice(0, self.norm.length()), True)
+        self.reload_with(self._tokens(self.norm.slice(0, self.norm.length()), True))
+
+    def reload_with(self, run: TokenRun) -> None:
+        """The tokens of the whole normalized text, encoded elsewhere (family.tokens of
+        norm.slice(0, norm.length()), normalized)."""
         self.toks.load(run.ids, run.lens, run.joins)
         self.edges.reloaded()
 

@@ -64,6 +64,17 @@ class TokenRun:
     def size(self) -> i64:
         return len(self.ids)
 
+    def total(self) -> i64:
+        """Characters the tokens cover."""
+        lens = self.lens
+        n: i64 = len(lens)
+        out: i64 = 0
+        i: i64 = 0
+        while i < n:
+            out += i64(lens[i])
+            i += 1
+        return out
+
     def joined(self, i: i64) -> bool:
         """Token i continues the merge symbol of the token before it."""
         kept: bool = len(self.joins) > 0
