@@ -2,16 +2,19 @@
 SentencePiece unigram, some tokenizer.json files): the text takes each edit at once, and the
 tokens catch up in one re-encode of the newest text when typing pauses.
 
-Re-encoding a large document whole takes longer than keystrokes come (a quarter second for a
-1 MB unigram document); one re-encode per didChange falls further behind with every key. Here
-the edits of a document whose last whole re-encode took over EAGER_SECONDS go to its `Backlog`: a
-copy of its text with the line index LSP positions need, made when the document opens (or grows
-that slow) and kept while it is open. Once input has paused (PAUSE_SHARE of that re-encode's
-time, at most PAUSE_CAP; idle work, server/idle.py), the Document takes one edit, the stretch
-between the first and the last character any edit touched, and so re-encodes once, the newest
-text; a version superseded before its re-encode began is never encoded. Meanwhile the document
-is `pending`: its status says so, its diagnostics wait, and requests that need its tokens get a
-ServerCancelled answer (the client asks again after the refresh sent when the tokens catch up).
+Re-encoding a large document whole takes longer than keystrokes come (a twentieth of a second
+for a 1 MB unigram document, more on a busy machine); one re-encode per didChange falls further
+behind with every key. Here the edits of a document whose last whole re-encode took over
+EAGER_SECONDS go to its `Backlog`: a copy of its text with the line index LSP positions need,
+made when the document opens (or grows that slow) and kept while it is open. Once input has
+paused briefly (PAUSE_SHARE of that re-encode's time, at most PAUSE_CAP; idle work,
+server/idle.py), the Document's text takes one edit, the stretch between the first and the last
+character any edit touched (Document.edit_text), and its newest text is encoded on a worker
+thread (server/reencode.py) while the event loop goes on taking keys. Tokens that land for a
+text superseded meanwhile are dropped (the encode of the newest text has started, or starts
+after the next pause); only the newest text's go in. Meanwhile the document is `pending`: its
+status says so, its diagnostics wait, and requests that need its tokens get a ServerCancelled
+answer (the client asks again after the refresh sent when the tokens catch up).
 
 A large chat file (server/chat.py counts its conversations from the text alone) opens the same
 way: its text goes to a backlog at once and its first encode is a low idle job, after the work
@@ -28,18 +31,21 @@ import time
 from collections.abc import Callable
 
 from tokenline.core import Document, Model, RopeBuilder, TextRope
+from tokenline.core.tokens import TokenRun
 from tokenline.server.feature import EVERYTHING, Change, DocState
 from tokenline.server.idle import SLICE_SECONDS, IdleWork
+from tokenline.server.reencode import Reencoder
 
 log = logging.getLogger("tokenline.server")
 
 # A whole re-encode faster than this is done on every edit, as for an incremental model.
 EAGER_SECONDS = 0.005
-# Input must pause before a re-encode starts (one started between two quick keys would be
-# superseded by the second at once): this share of the document's last whole re-encode, at most
-# PAUSE_CAP (longer than keys typed in a run are apart, so typing on starts no re-encode).
-PAUSE_SHARE = 0.4
-PAUSE_CAP = 0.15
+# Input must pause briefly before a re-encode starts: this share of the document's last whole
+# re-encode, at most PAUSE_CAP. The encode runs on a worker (server/reencode.py), so a key
+# arriving meanwhile does not wait for it, and the pause only spares the CPU the encodes that a
+# key repeating or a paste would supersede at once; it adds to the wait for the final count.
+PAUSE_SHARE = 0.1
+PAUSE_CAP = 0.05
 CATCH_UP = "catch-up"
 # Characters a deferred first encode reads in its first slice; later slices are sized from the
 # time the last one took, to take about SLICE_SECONDS, within LOAD_BUDGETS.
@@ -55,12 +61,18 @@ class Backlog:
 
     def __init__(self, text: str) -> None:
         self.rope = TextRope(text)
+        # Edits taken so far: which text an encode under way is of (server/reencode.py).
+        self.edits = 0
         self.caught_up()
 
     def caught_up(self) -> None:
         """The tokens are those of the text again: no edit is behind."""
         # What the edits left alone, in lines (for the features' hooks once the tokens follow).
         self.change = Change()
+        self.text_caught_up()
+
+    def text_caught_up(self) -> None:
+        """The Document's text is this text again (its tokens may still be an older one's)."""
         # The edits touched nothing before `lo` and nothing in the last `tail` characters.
         self.lo = self.tail = self.length()
 
@@ -93,6 +105,7 @@ class Backlog:
         self.lo = min(self.lo, start)
         self.tail = min(self.tail, n - end)
         self.rope.replace(start, end, text)
+        self.edits += 1
 
     def combined(self, old_length: int) -> tuple[int, int, str]:
         """The one edit [a, b) -> text that turns the old text (of old_length characters) into
@@ -137,7 +150,12 @@ class Loading:
 class CatchUp:
     """Whole re-encodes of the open documents: how long each took, and the backlogs."""
 
-    def __init__(self, idle: IdleWork, caught_up: Callable[[DocState, Change], None]) -> None:
+    def __init__(
+        self,
+        idle: IdleWork,
+        caught_up: Callable[[DocState, Change], None],
+        reencoder: Reencoder | None = None,
+    ) -> None:
         self._idle = idle
         # Called when a document's tokens have caught up with its text, with what its edits
         # since the last time left alone.
@@ -148,6 +166,10 @@ class CatchUp:
         # and the first encodes under way.
         self._opening: set[str] = set()
         self._loads: dict[str, Loading] = {}
+        # Whole re-encodes on worker threads, and which text (Backlog.edits) each document's
+        # newest one under way is of.
+        self._reencoder = reencoder or Reencoder()
+        self._encoding: dict[str, int] = {}
 
     def defer(self, st: DocState, text: str) -> None:
         """Opens the document with its text in a backlog; its tokens are made in idle time."""
@@ -197,12 +219,14 @@ class CatchUp:
     def drop(self, st: DocState) -> None:
         """Forgets the document's backlog (re-tokenized from its newest text)."""
         self._backlogs.pop(st.uri, None)
+        self._encoding.pop(st.uri, None)
         self._opening.discard(st.uri)
         self._loads.pop(st.uri, None)
         st.pending = False
 
     def forget(self, uri: str) -> None:
         self._backlogs.pop(uri, None)
+        self._encoding.pop(uri, None)
         self._seconds.pop(uri, None)
         self._opening.discard(uri)
         self._loads.pop(uri, None)
@@ -236,26 +260,83 @@ class CatchUp:
         return False
 
     def _catch_up(self, st: DocState) -> bool:
-        """The document's tokens re-encoded once, for its newest text (one slice of idle work)."""
+        """Starts the re-encode of the document's newest text (one slice of idle work): the
+        text goes to the Document now, its tokens come from a worker (server/reencode.py)."""
         backlog = self._backlogs.get(st.uri)
         if backlog is None or not st.pending:
             return False
         if st.uri in self._opening:
             return self._open(st, backlog)
-        a, b, text = backlog.combined(int(st.doc.length()))
-        change = backlog.change
-        start = time.perf_counter()
+        if self._encoding.get(st.uri) == backlog.edits:
+            return False  # this very text is being encoded
+        doc = st.doc
+        a, b, text = backlog.combined(int(doc.length()))
         try:
-            st.doc.edit(a, b, text)
-            if st.doc.length() != backlog.length():
+            normalized = doc.edit_text(a, b, text)
+            if doc.length() != backlog.length():
                 raise AssertionError("the combined edit left a text of another length")
         except Exception:
             log.exception("%s: the core failed on a whole re-encode; rebuilding", st.uri)
-            st.doc = Document(st.doc.model, backlog.rope.text())
-            change = EVERYTHING
-        seconds = self._seconds[st.uri] = time.perf_counter() - start
-        log.info("%s: re-encoded whole in %.0f ms, version %s", st.uri, seconds * 1e3, st.version)
+            self._rebuild(st, backlog)
+            return False
+        backlog.text_caught_up()
+        edits = self._encoding[st.uri] = backlog.edits
+
+        def newest() -> bool:  # asked on the worker thread
+            return backlog.edits == edits
+
+        def landed(run: TokenRun | None, seconds: float, error: BaseException | None) -> None:
+            self._landed(st, doc, backlog, edits, run, seconds, error)
+
+        self._reencoder.encode(doc.model, normalized, newest, landed)
+        return False
+
+    def _landed(
+        self,
+        st: DocState,
+        doc: Document,
+        backlog: Backlog,
+        edits: int,
+        run: TokenRun | None,
+        seconds: float,
+        error: BaseException | None,
+    ) -> None:
+        """A worker's encode is back (on the event loop): the document's tokens, when it was of
+        its newest text; else dropped (a newer encode is under way or waits for a pause)."""
+        start = time.perf_counter()
+        if self._encoding.get(st.uri) == edits:
+            del self._encoding[st.uri]
+        current = self._backlogs.get(st.uri) is backlog and st.doc is doc and st.pending
+        if not current or backlog.edits != edits:
+            log.debug("%s: a re-encode of a superseded text dropped", st.uri)
+            return
+        if run is None:
+            log.error("%s: the core failed on a whole re-encode (%s); rebuilding", st.uri, error)
+            self._rebuild(st, backlog)
+            return
+        try:
+            doc.take_tokens(run)
+        except Exception:
+            log.exception("%s: the re-encoded tokens did not fit the text; rebuilding", st.uri)
+            self._rebuild(st, backlog)
+            return
+        self._seconds[st.uri] = seconds
+        change = backlog.change
         backlog.caught_up()
         st.pending = False
         self._caught_up(st, change)
-        return False
+        log.info(
+            "%s: re-encoded whole in %.0f ms on a worker, taken in %.1f ms, version %s",
+            st.uri,
+            seconds * 1e3,
+            (time.perf_counter() - start) * 1e3,
+            st.version,
+        )
+
+    def _rebuild(self, st: DocState, backlog: Backlog) -> None:
+        """The document re-made from its newest text on the event loop (the core failed)."""
+        st.doc = Document(st.doc.model, backlog.rope.text())
+        self._encoding.pop(st.uri, None)
+        backlog.caught_up()
+        st.pending = False
+        self._caught_up(st, EVERYTHING)

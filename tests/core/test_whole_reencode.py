@@ -40,8 +40,12 @@ def check_spans(sp: spm.SentencePieceProcessor, model: Model, doc: Document, tex
             assert ours[k] == tuple(theirs), (k, model.piece(tid), text)
 
 
+# Each model's reference processor and the model, by name.
+Oracles = dict[str, tuple[spm.SentencePieceProcessor, Model]]
+
+
 @pytest.fixture(scope="module")
-def whole_models(model_paths: dict[str, Path]) -> dict[str, tuple[spm.SentencePieceProcessor, Model]]:
+def whole_models(model_paths: dict[str, Path]) -> Oracles:
     out = {}
     for name in WHOLE_MODELS:
         model = load_model(model_paths[name])
@@ -53,7 +57,7 @@ def whole_models(model_paths: dict[str, Path]) -> dict[str, tuple[spm.SentencePi
 @pytest.mark.parametrize("name", WHOLE_MODELS)
 @given(text=st.one_of(texts(), unknown_heavy), data=st.data())
 def test_edits_taken_apart_match_sentencepiece(
-    whole_models: dict[str, tuple[spm.SentencePieceProcessor, Model]],
+    whole_models: Oracles,
     name: str,
     text: str,
     data: st.DataObject,
@@ -77,9 +81,7 @@ def test_edits_taken_apart_match_sentencepiece(
 
 
 @pytest.mark.parametrize("name", ["unigram", "char"])
-def test_edits_in_place_read_unknown_runs(
-    whole_models: dict[str, tuple[spm.SentencePieceProcessor, Model]], name: str, botchan: str
-) -> None:
+def test_edits_in_place_read_unknown_runs(whole_models: Oracles, name: str, botchan: str) -> None:
     sp, model = whole_models[name]
     text = botchan[:3000]
     doc = Document(model, text)
@@ -91,7 +93,7 @@ def test_edits_in_place_read_unknown_runs(
 
 
 def test_tokens_of_a_superseded_text_are_refused(
-    whole_models: dict[str, tuple[spm.SentencePieceProcessor, Model]],
+    whole_models: Oracles,
 ) -> None:
     sp, model = whole_models["unigram"]
     doc = Document(model, "the cat sat")

@@ -8,8 +8,11 @@ downloaded.
 
 from __future__ import annotations
 
+import asyncio
 import random
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,13 @@ from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
 
 from tests.core import modelkit
+from tokenline.core import Document, load_model
+from tokenline.server.catchup import CATCH_UP, CatchUp
+from tokenline.server.feature import Change, DocState
+from tokenline.server.idle import IdleWork
+from tokenline.server.reencode import Reencoder
+from tokenline.server.settings import Settings
+from tokenline.server.status import status
 
 from .harness import (
     Session,
@@ -174,3 +184,114 @@ def test_a_whole_text_change_while_catching_up(whole: Session, unigram: Path, bo
     assert all_ids(whole, uri, final) == sp_for(unigram).encode(final)
     del mid
     whole.close_doc(uri)
+
+
+def test_no_superseded_count_is_published_as_settled(
+    whole: Session, unigram: Path, botchan: str
+) -> None:
+    """Quick changes while re-encodes run on a worker: every status that says it is not pending
+    counts the text of its own version (never one a later change superseded), versions only
+    grow, and the last one settles on the newest text."""
+    uri = "file:///whole/burst.txt"
+    text = (botchan * 3)[:600_000]
+    whole.open(uri, text, language="plaintext")
+    whole.status(uri)
+    edits, final = typed(text, 40, seed=11)
+    texts = {1: text}
+    for version, (r, new) in enumerate(edits, start=2):
+        whole.change(uri, [(r, new)])
+        a = offset(texts[version - 1], r.start.line, r.start.character)
+        b = offset(texts[version - 1], r.end.line, r.end.character)
+        texts[version] = texts[version - 1][:a] + new + texts[version - 1][b:]
+    assert texts[41] == final
+    done = final_status(whole, uri, 41)
+    assert done["tokens"] == sp_count(unigram, final)
+    seen = [st for st in whole.statuses if st["uri"] == uri and st["version"] > 1]
+    versions = [st["version"] for st in seen]
+    assert versions == sorted(versions)
+    for st in seen:
+        if not st["pending"]:
+            assert st["tokens"] == sp_count(unigram, texts[st["version"]]), st["version"]
+    whole.close_doc(uri)
+
+
+class HeldPool(ThreadPoolExecutor):
+    """Worker threads whose jobs each wait until their `releases` event is set: encodes under
+    way for as long as the test needs, landing in the order it says."""
+
+    def __init__(self) -> None:
+        super().__init__(2)
+        self.releases: list[threading.Event] = []
+        self.jobs: list[Future[Any]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        release = threading.Event()
+
+        def held() -> Any:
+            release.wait()
+            return fn(*args, **kwargs)
+
+        self.releases.append(release)
+        self.jobs.append(super().submit(held))
+        return self.jobs[-1]
+
+    def __exit__(self, *exc: object) -> None:
+        for release in self.releases:  # a failed test leaves no thread waiting
+            release.set()
+        self.shutdown()
+
+    async def land(self, k: int) -> None:
+        """Lets job k run, and waits until it is done and its result handed back."""
+        self.releases[k].set()
+        for _ in range(3000):
+            if self.jobs[k].done():
+                break
+            await asyncio.sleep(0.01)
+        for _ in range(3):  # the loop's turns that run the callbacks of its landing
+            await asyncio.sleep(0)
+
+
+async def test_keys_are_taken_while_an_encode_runs(unigram: Path, botchan: str) -> None:
+    """A re-encode held on its worker: keys still go to the text, each status says pending, and
+    the encode of the newest text starts at once; the held one, superseded, is dropped when it
+    lands, and the tokens that go in are the newest text's, once."""
+    with HeldPool() as pool:
+        await _keys_while_held(pool, unigram, botchan)
+
+
+async def _keys_while_held(pool: HeldPool, unigram: Path, botchan: str) -> None:
+    model = load_model(unigram)
+    idle = IdleWork()
+    told: list[list[int]] = []
+    catchup = CatchUp(idle, lambda st, change: told.append(st.doc.ids()), Reencoder(pool))
+    text = botchan[:50_000]
+    st = DocState("file:///held.txt", "plaintext", 1, Document(model, text), Settings())
+    catchup.took(st, 1.0, text)  # slow enough to catch up in idle time
+
+    def key(at: int, end: int, new: str) -> None:  # what the store does with a didChange
+        nonlocal text
+        backlog = catchup.backlog(st)
+        assert backlog is not None
+        backlog.edit(at, end, new)
+        text = text[:at] + new + text[end:]
+        st.version = (st.version or 0) + 1
+        catchup.edited(st, Change(0, 0))
+
+    def catch_up() -> None:  # the idle job's step, now rather than after the pause
+        idle._jobs[(CATCH_UP, st.uri)].step()
+
+    key(100, 100, "first ")
+    catch_up()
+    assert len(pool.jobs) == 1 and st.pending
+    # The first encode is still under way. Letters replaced: the newest text is as long as the
+    # one under way, whose tokens would cover it as well, but are not its tokens.
+    for k in range(3):
+        key(200 + 5 * k, 201 + 5 * k, "Z")
+        assert status(st)["pending"] is True and status(st)["version"] == 3 + k
+    catch_up()
+    assert len(pool.jobs) == 2 and not told
+    await pool.land(0)  # superseded: dropped
+    assert not told and st.pending
+    await pool.land(1)
+    assert told == [sp_for(unigram).encode(text)]
+    assert not st.pending and st.doc.text == text
