@@ -20,9 +20,10 @@ other on the same texts:
 - **A model that re-encodes whole** (a SentencePiece unigram model trained on Botchan here): 60
   keys typed 100 ms apart into a 1 MB document; the time from the last key to the status that
   counts it, against one whole re-encode (this build's core re-encoding the same text in the
-  benchmark's process, timed in the same run).
+  benchmark's process, timed in the same run), and how long each key waited for its status
+  (pending or not) while re-encodes ran.
 
-    python benchmarks/bench_server.py [--baseline PYTHON] [--quick]
+    python benchmarks/bench_server.py [--baseline PYTHON] [--quick] [--whole-only]
 
 Prints Markdown tables; writes benchmarks/results/server.json. No assertions: these are
 numbers to read beside the baseline measured in the same run.
@@ -465,18 +466,23 @@ def bench_whole(python: str, model: Path, size: int, keys: int = 60) -> dict[str
             sent = key(version, 0)
             alone.append(client.status(uri, version)[0] - sent)
             time.sleep(0.3)
-        last = 0.0
+        sent = []
         for i in range(keys):
-            last = key(5 + i, 1 + i)
-            time.sleep(max(0.0, last + 0.1 - time.perf_counter()))
-        final = client.status(uri, 4 + keys)[0] - last
-        burst = [p for _, p in client.statuses if p["version"] > 4]
-        settled = [p for p in burst if "pending" in p and not p["pending"]]
+            sent.append(key(5 + i, 1 + i))
+            time.sleep(max(0.0, sent[-1] + 0.1 - time.perf_counter()))
+        final = client.status(uri, 4 + keys)[0] - sent[-1]
+        burst = [(t, p) for t, p in client.statuses if p["version"] > 4]
+        settled = [p for _, p in burst if "pending" in p and not p["pending"]]
+        # Each key's first status (pending or not): how long a key waited, re-encodes running.
+        waits = [
+            next(t for t, p in burst if p["version"] >= 5 + i) - at for i, at in enumerate(sent)
+        ]
         return {
             "one_key_s": round(statistics.median(alone), 3),
             "last_key_to_final_status_s": round(final, 3),
-            "reencodes": len(settled) if any("pending" in p for p in burst) else None,
+            "reencodes": len(settled) if any("pending" in p for _, p in burst) else None,
             "statuses": len(burst),
+            "key_status": summary(waits),
         }
     finally:
         client.close()
@@ -517,11 +523,13 @@ def setup(work: Path) -> tuple[Path, Path]:
     return cache, prefix.with_suffix(".model")
 
 
-def run(builds: dict[str, str], quick: bool, work: Path) -> dict[str, Any]:
+def run(builds: dict[str, str], quick: bool, work: Path, parts: list[str]) -> dict[str, Any]:
     cache, unigram = setup(work)
     sizes = [MB] if quick else [MB, 10 * MB]
     out: dict[str, Any] = {"idle": [], "latency": [], "whole": []}
-    for size in sizes:
+    if "whole" in parts:
+        out.update(bench_whole_part(builds, unigram))
+    for size in sizes if parts != ["whole"] else []:
         for kind in ["prose"] if quick else list(TEXTS):
             for name, python in builds.items():
                 print(f"... idle work: {kind}, {size:,} chars, {name}", file=sys.stderr, flush=True)
@@ -529,12 +537,24 @@ def run(builds: dict[str, str], quick: bool, work: Path) -> dict[str, Any]:
         for name, python in builds.items():
             print(f"... latency and memory: {size:,} chars, {name}", file=sys.stderr, flush=True)
             out["latency"].append({"build": name, **bench_latency_memory(python, size)})
+    return out
+
+
+def bench_whole_part(builds: dict[str, str], unigram: Path) -> dict[str, Any]:
+    """The whole re-encodes of each build, beside one by sentencepiece and by this build's core
+    (medians of 3, timed here)."""
     text = prose(MB)
     sp = spm.SentencePieceProcessor(model_file=str(unigram))
-    start = time.perf_counter()
-    sp.encode(text)
-    out["sentencepiece_encode_s"] = round(time.perf_counter() - start, 3)
-    out["core_reencode_s"] = core_reencode(unigram, text)
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        sp.encode(text)
+        times.append(time.perf_counter() - start)
+    out: dict[str, Any] = {
+        "sentencepiece_encode_s": round(statistics.median(times), 3),
+        "core_reencode_s": core_reencode(unigram, text),
+        "whole": [],
+    }
     for name, python in builds.items():
         print(f"... whole re-encodes: {name}", file=sys.stderr, flush=True)
         out["whole"].append({"build": name, **bench_whole(python, unigram, MB)})
@@ -598,14 +618,15 @@ def render(out: dict[str, Any]) -> str:
         f"{out['sentencepiece_encode_s']} s)",
         "",
         "| build | one key alone | 60 keys, 100 ms apart: last key → its count "
-        "| in whole re-encodes | re-encodes |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| in whole re-encodes | re-encodes | each key → its status (median / p99 / max) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, r in whole.items():
         n = "one per change" if r["reencodes"] is None else r["reencodes"]
+        keys = ms3(r["key_status"]) if "key_status" in r else "—"
         lines.append(
             f"| {name} | {r['one_key_s']} s | {r['last_key_to_final_status_s']} s "
-            f"| {r['last_key_to_final_status_s'] / reencode:.2f} | {n} |"
+            f"| {r['last_key_to_final_status_s'] / reencode:.2f} | {n} | {keys} |"
         )
     return "\n".join(lines)
 
@@ -615,22 +636,35 @@ def main() -> int:
     p.add_argument("--baseline", help="another build's Python (e.g. a venv of main's HEAD)")
     p.add_argument("--quick", action="store_true", help="1 MB prose only")
     p.add_argument("--out", default=str(RESULTS))
+    p.add_argument(
+        "--whole-only",
+        action="store_true",
+        help="only the whole re-encodes, written over that part of an existing --out",
+    )
     args = p.parse_args()
     started = runinfo.start()
     builds = {"this build": sys.executable}
     if args.baseline:
         builds["baseline"] = args.baseline
+    parts = ["whole"] if args.whole_only else ["idle", "latency", "whole"]
     with tempfile.TemporaryDirectory() as work:
-        out = run(builds, args.quick, Path(work))
+        out = run(builds, args.quick, Path(work), parts)
+    info = {
+        "run": runinfo.finish(started),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+    }
+    if args.whole_only and Path(args.out).exists():
+        # The other parts stay those of the last full run; this part says when it ran.
+        kept = json.loads(Path(args.out).read_text(encoding="utf-8"))
+        kept.update({k: out[k] for k in ("whole", "sentencepiece_encode_s", "core_reencode_s")})
+        kept["whole_run"] = info
+        out = kept
+    else:
+        out.update(benchmark="server", **info)
     print(render(out))
-    out.update(
-        benchmark="server",
-        run=runinfo.finish(started),
-        python=platform.python_version(),
-        machine=platform.machine(),
-        cpus=os.cpu_count(),
-        load_average=os.getloadavg(),
-    )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(f"\nwritten to {args.out}", file=sys.stderr)
