@@ -57,6 +57,7 @@ from tokenline.core.rope import (
     utf8_width,
 )
 from tokenline.core.tiktokencache import cached_tiktoken_encodings, tiktoken_cache_dir
+from tokenline.core.tokens import TokenRun
 from tokenline.core.vocab import FLAG_BYTE as TOKEN_BYTE
 from tokenline.core.vocab import FLAG_SPECIAL as TOKEN_SPECIAL
 from tokenline.core.vocab import FLAG_UNKNOWN as TOKEN_UNKNOWN
@@ -93,6 +94,7 @@ __all__ = [
     "RopeBuilder",
     "TextRope",
     "TokenCounter",
+    "TokenRun",
     "bundled_model_path",
     "bundled_models",
     "cached_tiktoken_encodings",

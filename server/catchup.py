@@ -30,8 +30,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from tokenline.core import Document, Model, RopeBuilder, TextRope
-from tokenline.core.tokens import TokenRun
+from tokenline.core import Document, Model, RopeBuilder, TextRope, TokenRun
 from tokenline.server.feature import EVERYTHING, Change, DocState
 from tokenline.server.idle import SLICE_SECONDS, IdleWork
 from tokenline.server.reencode import Reencoder
@@ -271,6 +270,9 @@ class CatchUp:
             return False  # this very text is being encoded
         doc = st.doc
         a, b, text = backlog.combined(int(doc.length()))
+        if a == b and not text and not doc.stale:
+            self._settle(st, backlog, backlog.change)  # edits that undid themselves
+            return False
         try:
             normalized = doc.edit_text(a, b, text)
             if doc.length() != backlog.length():
@@ -321,10 +323,7 @@ class CatchUp:
             self._rebuild(st, backlog)
             return
         self._seconds[st.uri] = seconds
-        change = backlog.change
-        backlog.caught_up()
-        st.pending = False
-        self._caught_up(st, change)
+        self._settle(st, backlog, backlog.change)
         log.info(
             "%s: re-encoded whole in %.0f ms on a worker, taken in %.1f ms, version %s",
             st.uri,
@@ -337,6 +336,10 @@ class CatchUp:
         """The document re-made from its newest text on the event loop (the core failed)."""
         st.doc = Document(st.doc.model, backlog.rope.text())
         self._encoding.pop(st.uri, None)
+        self._settle(st, backlog, EVERYTHING)
+
+    def _settle(self, st: DocState, backlog: Backlog, change: Change) -> None:
+        """The document's tokens are its newest text's: no longer pending."""
         backlog.caught_up()
         st.pending = False
-        self._caught_up(st, EVERYTHING)
+        self._caught_up(st, change)

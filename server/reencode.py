@@ -22,8 +22,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 
-from tokenline.core import Model, whole_tokens
-from tokenline.core.tokens import TokenRun
+from tokenline.core import Model, TokenRun, whole_tokens
 
 log = logging.getLogger("tokenline.server")
 

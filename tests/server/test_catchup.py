@@ -295,3 +295,24 @@ async def _keys_while_held(pool: HeldPool, unigram: Path, botchan: str) -> None:
     await pool.land(1)
     assert told == [sp_for(unigram).encode(text)]
     assert not st.pending and st.doc.text == text
+
+
+def test_edits_that_undo_themselves_need_no_encode(unigram: Path, botchan: str) -> None:
+    model = load_model(unigram)
+    idle = IdleWork()
+    told: list[list[int]] = []
+    with HeldPool() as pool:
+        catchup = CatchUp(idle, lambda st, change: told.append(st.doc.ids()), Reencoder(pool))
+        text = botchan[:50_000]
+        st = DocState("file:///undone.txt", "plaintext", 1, Document(model, text), Settings())
+        catchup.took(st, 1.0, text)
+        backlog = catchup.backlog(st)
+        assert backlog is not None
+        backlog.edit(500, 500, "typo")
+        catchup.edited(st, Change(0, 0))
+        backlog.edit(500, 504, "")
+        catchup.edited(st, Change(0, 0))
+        assert st.pending
+        idle._jobs[(CATCH_UP, st.uri)].step()
+        assert not pool.jobs and not st.pending
+        assert told == [sp_for(unigram).encode(text)]
