@@ -112,8 +112,11 @@ class HFFamily(Family):
         return ids
 
     def tokens(self, text: str, normalized: bool) -> TokenRun:
-        # The normalized text is the original text: both encode the same way.
-        enc = self.tok.encode(text, add_special_tokens=False)
+        # The normalized text is the original text: both encode the same way. A whole
+        # re-encode (normalized, not incremental) runs on the server's worker thread:
+        # encode_batch, the same encode, releases the GIL, where encode holds it.
+        released: bool = normalized and not self.incremental
+        enc = self._encode(text, released)
         ids: list[int] = enc.ids
         offsets: list[tuple[int, int]] = enc.offsets
         skip: i64 = self._deleted_prefix(text)
@@ -122,7 +125,7 @@ class HFFamily(Family):
             # The library's offsets lose characters its normalizer deletes at the very start of
             # a text (SentencePiece's precompiled rules: "\x1fab" gives "a" (0, 1)); the text
             # without them has the same tokens and true offsets, shifted.
-            rest = self.tok.encode(text[skip:], add_special_tokens=False)
+            rest = self._encode(text[skip:], released)
             if rest.ids == ids:
                 offsets = [(s + skip, e + skip) for s, e in rest.offsets]
             else:
@@ -139,6 +142,11 @@ class HFFamily(Family):
             joins = self.joins(ids)
         self._mark_characters(ids, lens, joins)
         return TokenRun(to_vec(ids), lens, joins)
+
+    def _encode(self, text: str, released: bool) -> Any:
+        if released:
+            return self.tok.encode_batch([text], add_special_tokens=False)[0]
+        return self.tok.encode(text, add_special_tokens=False)
 
     def _mark_characters(self, ids: list[int], lens: vec[i32], joins: vec[u8]) -> None:
         """Byte-fallback bytes after a character's first (no length) continue its character."""
