@@ -17,7 +17,8 @@ from tokenline.core import document as _document
 from tokenline.core.catalog import TIKTOKEN as TIKTOKEN_KIND
 from tokenline.core.catalog import WORKSPACE as WORKSPACE_KIND
 from tokenline.core.catalog import CatalogEntry, model_catalog
-from tokenline.core.chatbill import Bill, ChatBiller, ChatError
+from tokenline.core.chatbill import CONTENTS_ONLY, Bill, ChatBiller, ChatError, encodable
+from tokenline.core.chatcount import CONTENTS_KEPT, plain_contents
 from tokenline.core.chatfile import (
     ChatMessage,
     Conversation,
@@ -69,6 +70,8 @@ COMPILED: bool = not _document.__file__.endswith(".py")
 __all__ = [
     "BUNDLED_DEFAULT",
     "COMPILED",
+    "CONTENTS_KEPT",
+    "CONTENTS_ONLY",
     "LISTED_FILES",
     "TIKTOKEN_KIND",
     "TOKEN_BYTE",
@@ -98,6 +101,7 @@ __all__ = [
     "cached_tiktoken_encodings",
     "chat_kind",
     "count_breaks",
+    "encodable",
     "find_in_hf_cache",
     "first_record",
     "hf_cached_repos",
@@ -107,6 +111,7 @@ __all__ = [
     "model_catalog",
     "parse_chat",
     "parse_jsonl_line",
+    "plain_contents",
     "resolve_model",
     "tiktoken_cache_dir",
     "units8",

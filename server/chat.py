@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from tokenline.core import ChatBiller, Model, chat_kind, first_record
+from tokenline.core import Model, chat_kind, first_record
 from tokenline.server.chatlines import (
     BLANK,
     LineTable,
@@ -85,7 +85,7 @@ class ChatDoc:
     """One open chat file: its kind, its model's biller, its records."""
 
     kind: str
-    biller: ChatBiller
+    biller: SegmentBiller
     table: LineTable | None = None
     whole: WholeFile | None = None
     published: float = field(default_factory=time.monotonic)
@@ -118,7 +118,7 @@ class ChatFeature(Feature):
         self._docs: dict[str, ChatDoc] = {}
         # Kinds told by `opening` before the store has the document.
         self._kinds: dict[str, str | None] = {}
-        self._billers: dict[int, tuple[Model, ChatBiller]] = {}
+        self._billers: dict[int, tuple[Model, SegmentBiller]] = {}
 
     def handlers(self) -> list[Handler]:
         options = types.InlayHintOptions(resolve_provider=False)
@@ -200,7 +200,7 @@ class ChatFeature(Feature):
             self._count_now(doc, text, 0, len(doc.table))
         self._schedule(st.uri, doc)
 
-    def _biller(self, model: Model) -> ChatBiller | None:
+    def _biller(self, model: Model) -> SegmentBiller | None:
         found = self._billers.get(id(model))
         if found is not None and found[0] is model:
             return found[1]
