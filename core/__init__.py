@@ -18,7 +18,7 @@ from tokenline.core.catalog import TIKTOKEN as TIKTOKEN_KIND
 from tokenline.core.catalog import WORKSPACE as WORKSPACE_KIND
 from tokenline.core.catalog import CatalogEntry, model_catalog
 from tokenline.core.chatbill import CONTENTS_ONLY, Bill, ChatBiller, ChatError, encodable
-from tokenline.core.chatcount import CONTENTS_KEPT, plain_contents
+from tokenline.core.chatcount import plain_contents, plain_messages
 from tokenline.core.chatfile import (
     ChatMessage,
     Conversation,
@@ -70,7 +70,6 @@ COMPILED: bool = not _document.__file__.endswith(".py")
 __all__ = [
     "BUNDLED_DEFAULT",
     "COMPILED",
-    "CONTENTS_KEPT",
     "CONTENTS_ONLY",
     "LISTED_FILES",
     "TIKTOKEN_KIND",
@@ -112,6 +111,7 @@ __all__ = [
     "parse_chat",
     "parse_jsonl_line",
     "plain_contents",
+    "plain_messages",
     "resolve_model",
     "tiktoken_cache_dir",
     "units8",

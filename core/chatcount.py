@@ -11,51 +11,48 @@ be counted.
 
 from __future__ import annotations
 
-from typing import Final
-
 from mypy_extensions import i64
 
 from tokenline.core.counting import UNCOUNTED, TokenCounter
 
-# Contents' counts a biller keeps by text (emptied when full, as ChatBiller keeps them).
-CONTENTS_KEPT: Final = 1 << 18
 
-
-def plain_contents(
-    counter: TokenCounter, kept: dict[str, int], messages: object
-) -> list[int] | None:
-    """The tokens of each message's content, counted alone (and kept by text in `kept`), when
-    `messages` is a list of objects whose values are all strings, each with a role; None for
-    any other messages, and when a content is one the counter cannot count (the model's own
-    encode counts it, the general way)."""
-    if not isinstance(messages, list):
+def plain_contents(counter: TokenCounter, messages: object) -> list[int] | None:
+    """The tokens of each message's content, counted alone, when `messages` is a list of
+    objects whose values are all strings, each with a role; None for any other messages, and
+    when a content is one the counter cannot count (the model's own encode counts it, the
+    general way). Not kept by text, as billers keep contents: through the counter's words a
+    content costs about as much as a lookup of it, and a table of half a million contents
+    cost more (hashing them, and growing it, in pauses of 10 ms)."""
+    if not plain_messages(messages):
         return None
+    assert isinstance(messages, list)
     out: list[int] = []
     for m in messages:
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
-            return None
-        for value in m.values():
-            if not isinstance(value, str):
-                return None
         content = m.get("content")
         if not isinstance(content, str):
             out.append(0)  # no content: nothing to count
             continue
-        found = kept.get(content)
-        if found is None:
-            if not content.isascii() and not _encodable(content):
-                return None  # the general way says why it cannot be counted
-            n: i64 = counter.count_alone(content)
-            if n == UNCOUNTED:
-                return None
-            if len(kept) >= CONTENTS_KEPT:
-                # Emptied, not trimmed: dropping the oldest key one by one walks the dict's
-                # deleted slots from its start each time (quadratic once full).
-                kept.clear()
-            found = int(n)
-            kept[content] = found
-        out.append(found)
+        if not content.isascii() and not _encodable(content):
+            return None  # the general way says why it cannot be counted
+        n: i64 = counter.count_alone(content)
+        if n == UNCOUNTED:
+            return None
+        out.append(int(n))
     return out
+
+
+def plain_messages(messages: object) -> bool:
+    """Whether `messages` is a list of objects whose values are all strings, each with a role
+    (what most datasets hold: every value a chat format reads is a string)."""
+    if not isinstance(messages, list):
+        return False
+    for m in messages:
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            return False
+        for value in m.values():
+            if not isinstance(value, str):
+                return False
+    return True
 
 
 def _encodable(text: str) -> bool:

@@ -76,7 +76,7 @@ MOST_HINT_LINES = 5000
 MOST_DIAGNOSTICS = 1000
 CHAT_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
 # A JSONL file of at least this many lines has its records moved out of the collector's walks
-# once they are all counted (memory.freeze).
+# as they are counted (memory.freeze).
 FROZEN_LINES = 10_000
 
 
@@ -238,9 +238,11 @@ class ChatFeature(Feature):
             work += len(body) + 1
             table.put(line, counted_line(doc.biller, body))
             line = table.next_waiting()
-        if line < 0 and len(table) >= FROZEN_LINES:
+        if len(table) >= FROZEN_LINES:
             # Its records live as long as the file is open: a full collection walking them all
-            # cost a keystroke 250 ms at 100,000 conversations.
+            # cost a keystroke 250 ms at 100,000 conversations, and while they were counted an
+            # idle slice up to 100 ms (each full collection walked all counted so far). Frozen
+            # slice by slice, no collection walks more than one slice's.
             freeze()
         now = time.monotonic()
         if line < 0 or now - doc.published >= PROGRESS_SECONDS:

@@ -20,7 +20,6 @@ import orjson
 from lsprotocol import types
 
 from tokenline.core import (
-    CONTENTS_KEPT,
     CONTENTS_ONLY,
     UNCOUNTED,
     Bill,
@@ -33,10 +32,13 @@ from tokenline.core import (
     parse_chat,
     parse_jsonl_line,
     plain_contents,
+    plain_messages,
 )
 from tokenline.server.feature import TextView
 
 _BREAK = re.compile(r"\r\n|\r|\n")
+# Contents' counts a biller keeps (as ChatBiller keeps them).
+CONTENTS_KEPT = 1 << 18
 # Lines read from the text at once when counting in idle time (one slice of the rope each).
 READ_LINES = 64
 
@@ -62,13 +64,15 @@ class SegmentBiller(ChatBiller):
     def plain_bill(self, messages: object) -> Bill | None:
         """The bill of messages that are objects of strings, their contents counted in
         compiled code (core.chatcount); None for any other messages (bill() takes them)."""
-        per_message = plain_contents(self._counter, self._contents, messages)
-        if per_message is None:
-            return None
         if self.mode != CONTENTS_ONLY:
             # What the template, mistral-common or OpenAI's rule adds around the contents.
+            if not plain_messages(messages):
+                return None
             assert isinstance(messages, list)
             return self.bill(messages, None)
+        per_message = plain_contents(self._counter, messages)
+        if per_message is None:
+            return None
         n = sum(per_message)
         return Bill(n, n, tuple(per_message), False, CONTENTS_ONLY)
 

@@ -135,8 +135,8 @@ def test_a_line_no_model_can_read_says_why(line: str, error: str, mistral: Any) 
 def test_plain_contents_count_as_sentencepiece_does(
     mistral: Any, sp: spm.SentencePieceProcessor
 ) -> None:
-    """Each content counted alone, the conversation their sum, the same content counted again
-    from the biller's kept counts."""
+    """Each content counted alone, the conversation their sum, the same contents again as
+    the first time (through the counter's kept words)."""
     biller = SegmentBiller.for_model(mistral)
     botchan = read_botchan()
     contents = [botchan[i : i + 300] for i in range(0, 30_000, 997)]
@@ -147,7 +147,7 @@ def test_plain_contents_count_as_sentencepiece_does(
     assert record.bill.tokens == record.bill.contents == sum(record.bill.per_message)
 
 
-PIECES = [*"ab é\n\"\\", "\u2581", "😀", "  ", "\ud800", "the", "word"]
+PIECES = [*'ab é\n"\\', "\u2581", "😀", "  ", "\ud800", "the", "word"]
 TEXT = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 VALUE = st.one_of(
     TEXT,
