@@ -34,6 +34,7 @@ COMPILED_MODULES = [
     "retokenize",
     "document",
     "counting",
+    "chatcount",
     # Edge strategies the families share.
     "symboledges",
     "pretokenfamily",

@@ -17,7 +17,8 @@ from tokenline.core import document as _document
 from tokenline.core.catalog import TIKTOKEN as TIKTOKEN_KIND
 from tokenline.core.catalog import WORKSPACE as WORKSPACE_KIND
 from tokenline.core.catalog import CatalogEntry, model_catalog
-from tokenline.core.chatbill import Bill, ChatBiller, ChatError
+from tokenline.core.chatbill import CONTENTS_ONLY, Bill, ChatBiller, ChatError, encodable
+from tokenline.core.chatcount import plain_contents, plain_messages
 from tokenline.core.chatfile import (
     ChatMessage,
     Conversation,
@@ -70,6 +71,7 @@ COMPILED: bool = not _document.__file__.endswith(".py")
 __all__ = [
     "BUNDLED_DEFAULT",
     "COMPILED",
+    "CONTENTS_ONLY",
     "LISTED_FILES",
     "TIKTOKEN_KIND",
     "TOKEN_BYTE",
@@ -100,6 +102,7 @@ __all__ = [
     "cached_tiktoken_encodings",
     "chat_kind",
     "count_breaks",
+    "encodable",
     "find_in_hf_cache",
     "first_record",
     "hf_cached_repos",
@@ -109,6 +112,8 @@ __all__ = [
     "model_catalog",
     "parse_chat",
     "parse_jsonl_line",
+    "plain_contents",
+    "plain_messages",
     "resolve_model",
     "tiktoken_cache_dir",
     "units8",

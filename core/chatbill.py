@@ -150,7 +150,7 @@ class ChatBiller:
     def _rendered(self, messages: list[dict[str, Any]], tools: list[Any] | None) -> str:
         assert self.template is not None
         try:
-            return self.template.render(messages, tools)
+            return encodable(self.template.render(messages, tools))
         except TemplateFailed as exc:
             raise ChatError(str(exc)) from None
 
@@ -158,7 +158,7 @@ class ChatBiller:
         """Tokens of a text alone (kept by text)."""
         found = self._contents.get(text)
         if found is None:
-            found = len(self.model.encode(text)) if text else 0
+            found = len(self.model.encode(encodable(text))) if text else 0
             if len(self._contents) >= CONTENTS_KEPT:
                 self._contents.clear()
             self._contents[text] = found
@@ -220,6 +220,20 @@ def content_texts(index: int, content: Any) -> list[str]:
         f"message {index + 1}: content is {type(content).__name__}; a string or a list of parts "
         "is expected"
     )
+
+
+def encodable(text: str) -> str:
+    """The text, when a model can encode it: ChatError when it holds a lone surrogate (JSON's
+    escape "\\ud800" reads as one), which no tokenizer encodes."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            cp = ord(text[exc.start])
+            raise ChatError(
+                f"a lone surrogate (U+{cp:04X}, \\u{cp:04x} in JSON) cannot be encoded by any model"
+            ) from None
+    return text
 
 
 def _compact(value: Any) -> str:

@@ -168,6 +168,8 @@ def _decoded(text: str, at: int) -> tuple[Any, int]:
         return _DECODER.raw_decode(text, at)
     except json.JSONDecodeError as exc:
         raise _Bad(f"bad JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise _Bad("bad JSON: nested too deeply to read") from None
 
 
 def _walked(

@@ -25,10 +25,12 @@ from mypy_extensions import i64
 from tokenline.core.family import Family
 from tokenline.core.model import Model
 from tokenline.core.normalization import IdentityNorm, Normalization
+from tokenline.core.normalizer import SPACE_SYMBOL, TrivialNorm
 from tokenline.core.opening import LOAD_BLOCK, SegmentReader
 from tokenline.core.pretokenedges import PreTokenFamily
 from tokenline.core.rope import TextRope
-from tokenline.core.segments import Segmenter
+from tokenline.core.segments import CACHED_SEGMENT_CHARS, Segmenter
+from tokenline.core.spsegments import WhitespaceSegmenter
 from tokenline.core.tokens import TokenStore
 from tokenline.core.window import Edges, Stats
 
@@ -37,6 +39,8 @@ from tokenline.core.window import Edges, Stats
 CLEAN_OVERLAP: Final = 256
 # A count that cannot stream.
 UNCOUNTED: Final = -1
+# Words whose counts count_alone keeps (see TokenCounter.words).
+WORDS_KEPT: Final = 1 << 17
 
 
 class TokenCounter:
@@ -65,6 +69,17 @@ class TokenCounter:
     total: i64
     started: bool
     failed: bool
+    # count_alone's way through prose for a whitespace segmenter with the space as prefix (a
+    # segment is a run of space symbols and the characters up to the next one): the text split
+    # at its space symbols by str.split, at C speed, instead of cut into segments by the
+    # segmenter's regex (most of the time a count took); "" for other segmenters. `words` keeps
+    # the tokens of a space symbol and a word by the word: prose repeats its words, so most of
+    # them cost one lookup.
+    space: str
+    words: dict[str, i64]
+    # The original text's spaces are the space symbols count_alone splits at (SentencePiece's
+    # escaped spaces with its dummy prefix): it splits the text itself, never normalized.
+    splits_raw: bool
 
     def __init__(self, model: Model) -> None:
         fam = model.family
@@ -92,6 +107,19 @@ class TokenCounter:
         self.total = 0
         self.started = False
         self.failed = not self.streams()
+        self.space = ""
+        self.words = {}
+        seg = self.segmenter
+        if isinstance(seg, WhitespaceSegmenter) and not seg.suffix and len(seg.space) == 1:
+            self.space = seg.space
+        norm = self.norm
+        self.splits_raw = (
+            isinstance(norm, TrivialNorm)
+            and norm.escape
+            and norm.prefix == 1
+            and norm.suffix == 0
+            and self.space == SPACE_SYMBOL
+        )
 
     def streams(self) -> bool:
         """Whether the model's texts can be counted in chunks (else finish() says UNCOUNTED)."""
@@ -133,14 +161,50 @@ class TokenCounter:
             return 0
         if not self.edges.segmentable(text):
             return UNCOUNTED
+        seg = self.segmenter
+        assert seg is not None
+        if self.splits_raw and SPACE_SYMBOL not in text:
+            # The normalized text is a space symbol (the dummy prefix), then the text with
+            # each space escaped: its pieces after the first, empty one are the text's.
+            return self._count_words(seg, text.split(" "), 1)
         normalized = self.norm.normalize_part(text, True, True)
         enc = self.encoder
         if enc is not None:
             self.stats.encoded(len(normalized))
             return len(enc.encode(normalized))
-        seg = self.segmenter
-        assert seg is not None
+        if len(self.space) > 0:
+            return self._count_words(seg, normalized.split(self.space), 0)
         return self.reader.count(seg, seg.take(normalized, True))
+
+    def _count_words(self, seg: Segmenter, pieces: list[str], lead: i64) -> i64:
+        """The tokens of normalized text given as its pieces between space symbols (`lead`
+        symbols before the first piece): each segment is the symbols before a piece and the
+        piece, and the symbols after the last piece are one more. A segment of one symbol and a
+        word is counted through `words`, any other through the segment cache."""
+        space = self.space
+        words = self.words
+        total: i64 = 0
+        spaces: i64 = lead - 1
+        for piece in pieces:
+            spaces += 1
+            if len(piece) == 0:
+                continue
+            if spaces == 1 and len(piece) < CACHED_SEGMENT_CHARS:
+                found: i64 = words.get(piece, -1)
+                if found < 0:
+                    found = self._segment_count(seg, space + piece)
+                    if len(words) < WORDS_KEPT:
+                        words[piece] = found
+                total += found
+            else:
+                total += self._segment_count(seg, space * spaces + piece)
+            spaces = 0
+        if spaces > 0:
+            total += self._segment_count(seg, space * spaces)
+        return total
+
+    def _segment_count(self, seg: Segmenter, segment: str) -> i64:
+        return self.reader.count(seg, [segment])
 
     def finish(self) -> i64:
         """The text's token count, or UNCOUNTED when it could not be counted in chunks."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from tokenline.core import ChatBiller, Model, chat_kind, first_record
+from tokenline.core import Model, chat_kind, first_record
 from tokenline.server.chatlines import (
     BLANK,
     LineTable,
@@ -76,7 +76,7 @@ MOST_HINT_LINES = 5000
 MOST_DIAGNOSTICS = 1000
 CHAT_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
 # A JSONL file of at least this many lines has its records moved out of the collector's walks
-# once they are all counted (memory.freeze).
+# as they are counted (memory.freeze).
 FROZEN_LINES = 10_000
 
 
@@ -85,7 +85,7 @@ class ChatDoc:
     """One open chat file: its kind, its model's biller, its records."""
 
     kind: str
-    biller: ChatBiller
+    biller: SegmentBiller
     table: LineTable | None = None
     whole: WholeFile | None = None
     published: float = field(default_factory=time.monotonic)
@@ -118,7 +118,7 @@ class ChatFeature(Feature):
         self._docs: dict[str, ChatDoc] = {}
         # Kinds told by `opening` before the store has the document.
         self._kinds: dict[str, str | None] = {}
-        self._billers: dict[int, tuple[Model, ChatBiller]] = {}
+        self._billers: dict[int, tuple[Model, SegmentBiller]] = {}
 
     def handlers(self) -> list[Handler]:
         options = types.InlayHintOptions(resolve_provider=False)
@@ -200,7 +200,7 @@ class ChatFeature(Feature):
             self._count_now(doc, text, 0, len(doc.table))
         self._schedule(st.uri, doc)
 
-    def _biller(self, model: Model) -> ChatBiller | None:
+    def _biller(self, model: Model) -> SegmentBiller | None:
         found = self._billers.get(id(model))
         if found is not None and found[0] is model:
             return found[1]
@@ -238,9 +238,11 @@ class ChatFeature(Feature):
             work += len(body) + 1
             table.put(line, counted_line(doc.biller, body))
             line = table.next_waiting()
-        if line < 0 and len(table) >= FROZEN_LINES:
+        if len(table) >= FROZEN_LINES:
             # Its records live as long as the file is open: a full collection walking them all
-            # cost a keystroke 250 ms at 100,000 conversations.
+            # cost a keystroke 250 ms at 100,000 conversations, and while they were counted an
+            # idle slice up to 100 ms (each full collection walked all counted so far). Frozen
+            # slice by slice, no collection walks more than one slice's.
             freeze()
         now = time.monotonic()
         if line < 0 or now - doc.published >= PROGRESS_SECONDS:

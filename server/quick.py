@@ -7,17 +7,26 @@ unstructured again before it is encoded: together many times what the core's edi
 well-formed `didChange` is read straight from its JSON object into plain values (`TextChange`),
 and plain JSON notifications are encoded as they are. Anything else, a malformed `didChange`
 included, goes through pygls as before, which answers it as it always did.
+
+A large message (a document's whole text: a didOpen of a 100 MB chat file) is read by orjson,
+faster than json, into the very objects json would give (`decoded`).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any, NamedTuple, TypeGuard
 
+import orjson
 from lsprotocol import types
 
 from tokenline.server.store import TextChange
 
 DID_CHANGE = types.TEXT_DOCUMENT_DID_CHANGE
+# Messages at least this long are read by orjson (108 MB of JSON Lines text in 0.19 s of CPU
+# where json takes 0.28 s); shorter ones by json, as pygls reads them.
+ORJSON_BYTES = 1 << 16
 # LSP's uinteger: positions beyond it are not well-formed (pygls refuses them).
 UINTEGER_MAX = (1 << 31) - 1
 
@@ -84,3 +93,40 @@ def _uinteger(n: object) -> TypeGuard[int]:
 def notification(method: str, params: dict[str, Any]) -> dict[str, Any]:
     """A JSON-RPC notification as a plain JSON object (encoded as it is, no attrs object)."""
     return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def decoded(body: bytes, hook: Callable[[dict[str, Any]], Any]) -> Any:
+    """The message in `body` as `json.loads(body, object_hook=hook)` reads it (pygls's way):
+    a large one by orjson, unless orjson refuses it (NaN, lone surrogates, a byte order mark,
+    UTF-16) or it holds a float (orjson reads integers beyond 64 bits as floats): json reads
+    those."""
+    if len(body) >= ORJSON_BYTES:
+        try:
+            data = orjson.loads(body)
+            floatless = _floatless(data)
+        except (ValueError, RecursionError):
+            floatless = False
+        if floatless:
+            return _hooked(data, hook)
+    return json.loads(body, object_hook=hook)
+
+
+def _floatless(value: object) -> bool:
+    """Whether a decoded JSON value holds no float."""
+    if type(value) is dict:
+        return all(_floatless(v) for v in value.values())
+    if type(value) is list:
+        return all(_floatless(v) for v in value)
+    return type(value) is not float
+
+
+def _hooked(value: object, hook: Callable[[dict[str, Any]], Any]) -> Any:
+    """The value with hook applied to each object, innermost first (as json's object_hook)."""
+    if type(value) is dict:
+        for k, v in value.items():
+            if type(v) is dict or type(v) is list:
+                value[k] = _hooked(v, hook)
+        return hook(value)
+    if type(value) is list:
+        return [_hooked(v, hook) if type(v) is dict or type(v) is list else v for v in value]
+    return value

@@ -213,3 +213,78 @@ def test_count_alone_of_a_text_with_an_added_token_is_left_to_the_encode() -> No
     counter = TokenCounter(model)
     assert counter.count_alone("words <|endoftext|> words") == UNCOUNTED
     assert counter.count_alone("words and words") == len(encode("words and words"))
+
+
+WORDY = st.lists(
+    st.sampled_from(
+        [*"ab \n\t'é的0", "the", "word", "\u2581", "\u2581a", "\u3000", "  ", "   ", "x" * 70]
+    ),
+    max_size=80,
+).map("".join)
+
+
+@given(texts=st.lists(WORDY, min_size=1, max_size=8))
+def test_count_alone_splitting_at_spaces_counts_as_the_reference(texts: list[str]) -> None:
+    """count_alone splits prose at its spaces (Mistral's escaped spaces and dummy prefix) and
+    keeps each word's count: runs of spaces, leading and trailing ones, a text holding the space
+    symbol itself, words too long for the cache, in any order, count as the reference's."""
+    model, encode = REFERENCES["mistral"]
+    counter = TokenCounter(model)
+    assert counter.splits_raw
+    for text in [*texts, *texts]:  # the second time through the counts kept
+        assert counter.count_alone(text) == len(encode(text)), text
+
+
+# Trained models that count in chunks (identity normalization, white space kept), whose
+# count_alone splits the text itself ("dummy"), the normalized text ("no dummy"),
+# or leaves the cut to the segmenter ("suffix").
+STREAMING = {
+    "dummy": {},
+    "no dummy": {"add_dummy_prefix": False},
+    "suffix": {"treat_whitespace_as_suffix": True},
+}
+
+
+@pytest.fixture(scope="module")
+def streaming(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("streaming")
+    paths = {}
+    for i, (name, options) in enumerate(STREAMING.items()):
+        prefix = out / f"m{i}"
+        options = {"model_type": "bpe", **options}
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(read_botchan().splitlines()[:3000]),
+            model_prefix=str(prefix),
+            vocab_size=800,
+            normalization_rule_name="identity",
+            remove_extra_whitespaces=False,
+            hard_vocab_limit=False,
+            minloglevel=2,
+            num_threads=1,
+            **options,
+        )
+        paths[name] = prefix.with_suffix(".model")
+    return paths
+
+
+@pytest.mark.parametrize("name", sorted(STREAMING))
+def test_count_alone_of_normalized_text_split_at_its_space_symbols(
+    name: str, streaming: dict[str, Path]
+) -> None:
+    """A SentencePiece model without a dummy prefix splits the normalized text at its space
+    symbols; space as suffix keeps the segmenter's own cut; each
+    counts as the reference's."""
+    sp = spm.SentencePieceProcessor(model_file=str(streaming[name]))
+    counter = TokenCounter(load_model(streaming[name]))
+    assert counter.streams()
+    assert counter.splits_raw == (name == "dummy")
+    assert (counter.space == "") == (name == "suffix")
+    rng = random.Random(11)
+    botchan = read_botchan()
+    pieces = ["", " ", "  lead  and   trail  ", "a\u2581b", "\u2581\u2581x", "y" * 90 + " z"]
+    for _ in range(40):
+        a = rng.randrange(0, len(botchan) - 400)
+        pieces.append(botchan[a : a + rng.randrange(0, 400)])
+    for text in pieces * 2:
+        assert counter.count_alone(text) == len(sp.encode(text)), (name, text)
+    assert (len(counter.words) > 0) == (name != "suffix")

@@ -210,17 +210,24 @@ def test_the_deferred_encode_loads_in_slices_and_takes_the_edits_made_meanwhile(
     assert st.doc.ids() == sp.encode(text[:7] + "wholly new words " + text[7:])
 
 
-def test_a_large_files_records_leave_the_collectors_walks_once_counted(
+def test_a_large_files_records_leave_the_collectors_walks_as_they_are_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Once every record of a large file is counted they are frozen (memory.freeze): a full
-    collection walking them all would land in the middle of a keystroke."""
+    """Each idle slice's records of a large file are frozen (memory.freeze): a full collection
+    walking them all would land in the middle of a keystroke, or of a later slice."""
     monkeypatch.setattr(chat_unit, "FROZEN_LINES", 100)
     gc.unfreeze()
     try:
-        host, _feature, _st = opened(conversations(150, 5))
+        host, feature, _st = opened(conversations(150, 5))
+        table = feature._docs[URI].table
+        assert table is not None
+        slices = 0
         while host.slice():
-            assert gc.get_freeze_count() == 0
+            slices += 1
+            counted = {id(r) for r in table.records if r is not None}
+            assert counted
+            assert not any(id(o) in counted for o in gc.get_objects())
+        assert slices >= 2
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()

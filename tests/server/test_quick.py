@@ -14,7 +14,7 @@ import pytest
 from lsprotocol import types as T
 
 from tokenline.server.app import TokenlineServer
-from tokenline.server.quick import QuickChange, quick_change
+from tokenline.server.quick import ORJSON_BYTES, QuickChange, decoded, quick_change
 from tokenline.server.store import TextChange
 
 from .harness import bundled_model_path, sp_count
@@ -163,3 +163,64 @@ def test_after_shutdown_a_did_change_is_ignored(server: tuple[TokenlineServer, S
     receive(ls, {"jsonrpc": "2.0", "id": 9, "method": "shutdown"})
     receive(ls, did_change([ranged(0, 0, 0, 0, "x")], version=2))
     assert ls.store.require(URI).doc.text == "text"
+
+
+BIG = "x" * ORJSON_BYTES  # makes any message long enough for orjson
+
+
+def big(body: str) -> bytes:
+    """A message of `body` (JSON text with a %s where a long string goes)."""
+    return (body % json.dumps(BIG)).encode()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        big('{"jsonrpc": "2.0", "method": "m", "params": {"text": %s, "n": [1, {"a": []}]}}'),
+        big('{"jsonrpc": "2.0", "method": "m", "params": {"t": %s, "t": "last"}}'),
+        big('{"jsonrpc": "2.0", "params": {"inner": {"jsonrpc": "2.0", "x": %s}}}'),
+        big('[{"jsonrpc": "2.0", "id": 1, "method": "m"}, %s]'),
+        big('{"jsonrpc": "2.0", "params": {"t": %s, "f": 0.5}}'),
+        big('{"jsonrpc": "2.0", "params": {"t": %s, "n": 18446744073709551616}}'),
+        big('{"jsonrpc": "2.0", "params": {"t": %s, "n": -9223372036854775809}}'),
+        big('{"jsonrpc": "2.0", "params": {"t": %s, "n": NaN, "m": -Infinity}}'),
+        big('{"jsonrpc": "2.0", "params": {"t": %s, "s": "\\ud800"}}'),
+        b"\xef\xbb\xbf" + big('{"jsonrpc": "2.0", "params": {"t": %s}}'),
+        big('{"jsonrpc": "2.0", "params": {"t": %s}}').decode().encode("utf-16"),
+        big('{"jsonrpc": "2.0", "params": %s}'),
+        big('{"jsonrpc": "2.0", "params": {"t": %s} "broken"}'),
+        big("[" * 2000 + "%s" + "]" * 2000),
+        b'{"jsonrpc": "2.0", "method": "small", "params": {"n": 18446744073709551616}}',
+    ],
+)
+def test_a_message_decodes_as_pygls_decodes_it(body: bytes) -> None:
+    """Whether orjson or json reads it: the same objects, the hook called on the same objects
+    innermost first, or the same error."""
+
+    def reading(read: Any) -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+
+        def hook(d: dict[str, Any]) -> Any:
+            seen.append(repr(d))
+            return ("hooked", d) if "jsonrpc" in d else d
+
+        try:
+            return read(body, hook), seen
+        except (ValueError, RecursionError) as exc:
+            return type(exc), seen
+
+    ours, pygls_way = reading(decoded), reading(lambda b, h: json.loads(b, object_hook=h))
+    assert repr(ours) == repr(pygls_way)
+
+
+def test_a_large_message_is_read_by_orjson(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tokenline.server import quick
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("read by json")
+
+    monkeypatch.setattr(quick.json, "loads", refused)
+    body = big('{"jsonrpc": "2.0", "method": "m", "params": {"text": %s, "n": [1]}}')
+    assert decoded(body, lambda d: d)["params"]["text"] == BIG
+    with pytest.raises(AssertionError, match="read by json"):
+        decoded(big('{"jsonrpc": "2.0", "params": {"t": %s, "f": 0.5}}'), lambda d: d)
