@@ -13,6 +13,7 @@ from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
 from tokenline.core.family import Family
+from tokenline.core.longwords import LongWordEdges, LongWords
 from tokenline.core.normalization import IdentityNorm, Normalization
 from tokenline.core.rope import TextRope
 from tokenline.core.spacecuts import SpaceCuts
@@ -40,6 +41,8 @@ class HFFamily(Family):
     word_joins: vec[u8]
     # The added tokens, matched before anything else (None when windows are not used).
     matcher: UserMatcher | None
+    # What settles an edit inside a long word from a bounded read (None: windows alone).
+    long_words: LongWords | None
     # Metaspace-splitting models: windows cut before plain spaces (None otherwise).
     spaces: SpaceCuts | None
     # What a piece writes for a space (Metaspace's "▁"), and the prefix of a piece that continues
@@ -66,6 +69,7 @@ class HFFamily(Family):
         self.keeps_joins = True
         self.word_joins = vec[u8]()
         self.matcher = None
+        self.long_words = None
         self.spaces = None
         self.marker = ""
         self.word_prefix = ""
@@ -75,13 +79,17 @@ class HFFamily(Family):
         norm = tok.normalizer
         self.letter = "a" if norm is None else str(norm.normalize_str("a"))
 
-    def use_words(self, word_joins: vec[u8], matcher: UserMatcher) -> None:
+    def use_words(
+        self, word_joins: vec[u8], matcher: UserMatcher, long_words: LongWords | None
+    ) -> None:
         """Windows cut only where a word starts: each word of a WordPiece model is encoded
         alone, so a window whose edges hold is the whole text's encoding: an edge token is the
         old one at the same place, so it holds the same (unedited) characters, which decide
-        alone whether a word starts there; the added-token matcher is re-run across edges."""
+        alone whether a word starts there; the added-token matcher is re-run across edges. An
+        edit inside a word too long for pieces is settled by `long_words` (hfwordpiece)."""
         self.word_joins = word_joins
         self.matcher = matcher
+        self.long_words = long_words
         self.incremental = True
         self.mode_note = "incremental"
 
@@ -105,6 +113,9 @@ class HFFamily(Family):
         sp = self.spaces
         if sp is not None:
             cuts = sp
+        rule = self.long_words
+        if rule is not None:
+            return LongWordEdges(self, norm, toks, stats, cuts, sp is not None, rule)
         return SymbolEdges(self, norm, toks, stats, cuts, sp is not None)
 
     def encode(self, text: str) -> list[int]:

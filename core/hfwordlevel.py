@@ -6,6 +6,10 @@ text is kept in step (tokenline.core.stepnorm), added tokens are matched in it a
 matches them (tokenline.core.addedsplit), and each token holds its word and the white space after
 it (the first token also the white space before it), so a token starts where a word starts.
 
+A word longer than the longest in the vocabulary is the unknown token whatever its characters: an
+edit inside one is settled from a bounded read around it (`WordLevelLength`, see
+tokenline.core.longwords), not by encoding the word again.
+
 Whether a word starts at a place depends only on the characters either side of it and on the
 added tokens that could cover it, which `longest` characters past it settle: a window whose two
 edges are such places in the new text is the whole text's encoding there, with no comparison of
@@ -19,12 +23,13 @@ from typing import Any, Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
-from tokenline.core.addedsplit import AddedSplit
+from tokenline.core.addedsplit import SENTINEL_RX, AddedSplit
 from tokenline.core.family import Family
+from tokenline.core.longwords import LongWordEdges, LongWords
 from tokenline.core.normalization import Normalization
 from tokenline.core.rope import TextRope
 from tokenline.core.stepnorm import StepNorm
-from tokenline.core.symboledges import CutTest, SymbolEdges
+from tokenline.core.symboledges import CutTest
 from tokenline.core.tokens import TokenRun, TokenStore, to_vec
 from tokenline.core.unicodesteps import UnicodeSteps
 from tokenline.core.vocab import Vocabulary
@@ -43,6 +48,7 @@ class WordLevelFamily(Family):
     pre: Any
     words: dict[str, int]
     unk: i64
+    long_words: WordLevelLength
 
     def __init__(
         self,
@@ -60,12 +66,13 @@ class WordLevelFamily(Family):
         self.pre = tok.pre_tokenizer
         self.words = words
         self.unk = unk
+        self.long_words = WordLevelLength(self)
 
     def normalization(self, rope: TextRope) -> Normalization:
         return StepNorm(rope, self.steps)
 
     def edges(self, norm: Normalization, toks: TokenStore, stats: Stats) -> Edges:
-        return SymbolEdges(self, norm, toks, stats, WordCuts(self), True)
+        return LongWordEdges(self, norm, toks, stats, WordCuts(self), True, self.long_words)
 
     def encode(self, text: str) -> list[int]:
         ids: list[int] = self.tok.encode(text, add_special_tokens=False).ids
@@ -128,3 +135,50 @@ class WordCuts(CutTest):
                 return at == target
             i += 1
         return False
+
+
+class WordLevelLength(LongWords):
+    """The long-word rule of a WordLevel family (read in normalized text, where its tokens lie).
+
+    The read text must pre-tokenize to one word that holds old characters on both sides of the
+    edit (so the old word's other characters join it: its pre-tokenizers cut words where the
+    characters either side of a place differ in kind) and nothing but white space outside it,
+    which only the token's ends may hold (the first token's before its word, every token's after
+    it). An old token that was an added token whose content is the unknown token's is ruled out
+    by the word's characters counted on either side of the edit, past the longest added token
+    (only the content's own could be counted there); no added token may occur near the edit.
+    """
+
+    family: WordLevelFamily
+    # The longest vocabulary word, and the longest added token (normalized; 0: none).
+    longest: i64
+    longest_added: i64
+
+    def __init__(self, family: WordLevelFamily) -> None:
+        longest: i64 = 0
+        for word in family.words:
+            longest = max(longest, len(word))
+        added: i64 = family.added.longest
+        super().__init__(longest + added + 2, added)
+        self.family = family
+        self.longest = longest
+        self.longest_added = added
+
+    def long_word(self, text: str, at: i64, upto: i64, first: bool, last: bool) -> i64:
+        pieces = self.family.pre.pre_tokenize_str(text)
+        if len(pieces) != 1:
+            return -1
+        s0: i64 = pieces[0][1][0]
+        e0: i64 = pieces[0][1][1]
+        n: i64 = len(text)
+        if (s0 > 0 and not first) or (e0 < n and not last) or s0 >= at or e0 <= upto:
+            return -1
+        if e0 - s0 <= self.longest:
+            return -1
+        if at - s0 <= self.longest_added and e0 - upto <= self.longest_added:
+            return -1
+        return self.family.unk
+
+    def clean(self, text: str) -> bool:
+        rx = self.family.added.rx
+        return SENTINEL_RX.search(text) is None and (rx is None or rx.search(text) is None)

@@ -1,0 +1,141 @@
+"""WordPiece words past max_input_chars_per_word: one unknown token, whatever their letters.
+
+The library's WordPiece gives a word (a pre-token of the normalized text) whose characters number
+more than max_input_chars_per_word one unknown token, without looking at its vocabulary. For the
+files whose words are independent (hfloader: BERT's normalizer, or none, and pre-tokenizer), an
+edit inside such a word needs only a bounded read (tokenline.core.longwords): BERT's normalizer
+maps each character alone (cleaning, Chinese characters, accents and case), so a character's
+part in a word, and its count of normalized characters, are its own, found once per character.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from librt.vecs import vec
+from mypy_extensions import i64, u8
+
+from tokenline.core.longwords import LongWords
+from tokenline.core.usermatch import UserMatcher
+
+# What a character is inside a word (WordPieceLength.kind): bits, and its count of normalized
+# characters shifted by COUNT_SHIFT.
+JOINS: Final = 1  # keeps the characters either side one word (it may normalize to nothing)
+BLANK: Final = 2  # normalizes to white space only, which the pre-tokenizer drops
+COUNT_SHIFT: Final = 2
+
+
+class WordPieceLength(LongWords):
+    """The long-word rule of a WordPiece file with independent words (hffamily.use_words).
+
+    The new token holds the old token's characters outside the read text: white space and
+    deleted characters before its word, then the word. The read text, once past what it drops
+    at its start (where nothing before it may be the word's), must join into one word; its
+    characters after the edit must hold one that is not deleted (the old word's, so all after
+    it in the token are the word's). Two things could still make the old token no word of
+    text but an added token whose content is the unknown token: added tokens matched near the
+    edit (none may occur), and an old token that is an added token's match; the characters
+    either side of the edit counted past the longest added token rule that out (only the
+    content's own characters could be counted there).
+    """
+
+    normalizer: Any
+    pre: Any
+    matcher: UserMatcher
+    limit: i64
+    unk: i64
+    longest_added: i64
+    word_joins: vec[u8]
+    # Per character code: its kind (JOINS, BLANK, count), found once with the library.
+    kinds: dict[i64, i64]
+
+    def __init__(
+        self,
+        tok: Any,
+        limit: i64,
+        unk: i64,
+        matcher: UserMatcher,
+        longest_added: i64,
+        word_joins: vec[u8],
+    ) -> None:
+        super().__init__(limit + longest_added + 2, longest_added)
+        self.normalizer = tok.normalizer
+        self.pre = tok.pre_tokenizer
+        self.matcher = matcher
+        self.limit = limit
+        self.unk = unk
+        self.longest_added = longest_added
+        self.word_joins = word_joins
+        self.kinds = {}
+
+    def long_word(self, text: str, at: i64, upto: i64, first: bool, last: bool) -> i64:
+        n: i64 = len(text)
+        p: i64 = 0
+        blank: bool = False
+        # What the token drops before its word (white space, deleted characters): skipped at the
+        # token's start, or when white space before the edit shows the word starts later.
+        while p < n:
+            kind: i64 = self.kind(text[p])
+            if (kind & BLANK) == 0 and (kind >> COUNT_SHIFT) > 0:
+                break
+            blank = blank or ((kind & BLANK) != 0 and p < at)
+            p += 1
+        if not (first or blank):
+            p = 0
+        total: i64 = 0
+        left: i64 = 0
+        right: i64 = 0
+        while p < n:
+            kind = self.kind(text[p])
+            if (kind & JOINS) == 0:
+                return -1
+            count: i64 = kind >> COUNT_SHIFT
+            total += count
+            if count > 0 and p < at:
+                left += 1
+            elif count > 0 and p >= upto:
+                right += 1
+            p += 1
+        if right == 0 or total <= self.limit:
+            return -1
+        if left <= self.longest_added and right <= self.longest_added:
+            return -1
+        return self.unk
+
+    def clean(self, text: str) -> bool:
+        m = self.matcher
+        p: i64 = 0
+        n: i64 = len(text)
+        while p < n:
+            if m.match(text, p) > 0:
+                return False
+            p += 1
+        return True
+
+    def flag(self, token_id: i64) -> i64:
+        return i64(self.word_joins[token_id]) if token_id < len(self.word_joins) else 0
+
+    def kind(self, c: str) -> i64:
+        code: i64 = ord(c)
+        got = self.kinds.get(code)
+        if got is not None:
+            return got
+        found: i64 = self._classify(c)
+        self.kinds[code] = found
+        return found
+
+    def _classify(self, c: str) -> i64:
+        """Between two letters, c joins them when the pre-tokenizer sees one word; alone, it
+        normalizes to some characters, white space the pre-tokenizer drops when it keeps none."""
+        alone: str = c if self.normalizer is None else str(self.normalizer.normalize_str(c))
+        count: i64 = len(alone)
+        kind: i64 = count << COUNT_SHIFT
+        between: str = "a" + c + "a"
+        if self.normalizer is not None:
+            between = str(self.normalizer.normalize_str(between))
+        pieces = self.pre.pre_tokenize_str(between)
+        if len(pieces) == 1 and pieces[0][1][0] == 0 and pieces[0][1][1] == len(between):
+            kind |= JOINS
+        elif count > 0 and len(self.pre.pre_tokenize_str(alone)) == 0:
+            kind |= BLANK
+        return kind
