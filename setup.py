@@ -37,6 +37,7 @@ COMPILED_MODULES = [
     "chatcount",
     # Edge strategies the families share.
     "symboledges",
+    "longwords",
     "pretokenfamily",
     "pretokenflags",
     "lazycuts",
@@ -52,6 +53,7 @@ COMPILED_MODULES = [
     "bytelevel",
     "hfbytelevel",
     "spacecuts",
+    "hfwordpiece",
     "hffamily",
     "addedmatch",
     "stretchlayout",

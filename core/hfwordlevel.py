@@ -165,6 +165,8 @@ class WordLevelLength(LongWords):
         self.longest_added = added
 
     def long_word(self, text: str, at: i64, upto: i64, first: bool, last: bool) -> i64:
+        if SENTINEL_RX.search(text) is not None:
+            return -1  # an added token matched before normalizing: no one word
         pieces = self.family.pre.pre_tokenize_str(text)
         if len(pieces) != 1:
             return -1

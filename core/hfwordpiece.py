@@ -28,15 +28,14 @@ COUNT_SHIFT: Final = 2
 class WordPieceLength(LongWords):
     """The long-word rule of a WordPiece file with independent words (hffamily.use_words).
 
-    The new token holds the old token's characters outside the read text: white space and
-    deleted characters before its word, then the word. The read text, once past what it drops
-    at its start (where nothing before it may be the word's), must join into one word; its
-    characters after the edit must hold one that is not deleted (the old word's, so all after
-    it in the token are the word's). Two things could still make the old token no word of
-    text but an added token whose content is the unknown token: added tokens matched near the
-    edit (none may occur), and an old token that is an added token's match; the characters
-    either side of the edit counted past the longest added token rule that out (only the
-    content's own characters could be counted there).
+    The old token holds white space and deleted characters (the latter perhaps the end of the
+    word before it), then its word, which ends the token. The read text, from where the word
+    starts (_word_start), must join into one word; its characters after the edit must hold one
+    that is not deleted (the old word's, so all after it in the token are the word's). Added
+    tokens could still break this: one matched near the edit (none may occur), or an old token
+    that is an added token's match (the unknown token's own content, say), which the characters
+    either side of the edit, counted past the longest added token, rule out (only the content's
+    own characters could be counted there).
     """
 
     normalizer: Any
@@ -69,24 +68,15 @@ class WordPieceLength(LongWords):
         self.kinds = {}
 
     def long_word(self, text: str, at: i64, upto: i64, first: bool, last: bool) -> i64:
+        p: i64 = self._word_start(text, at)
+        if p < 0:
+            return -1
         n: i64 = len(text)
-        p: i64 = 0
-        blank: bool = False
-        # What the token drops before its word (white space, deleted characters): skipped at the
-        # token's start, or when white space before the edit shows the word starts later.
-        while p < n:
-            kind: i64 = self.kind(text[p])
-            if (kind & BLANK) == 0 and (kind >> COUNT_SHIFT) > 0:
-                break
-            blank = blank or ((kind & BLANK) != 0 and p < at)
-            p += 1
-        if not (first or blank):
-            p = 0
         total: i64 = 0
         left: i64 = 0
         right: i64 = 0
         while p < n:
-            kind = self.kind(text[p])
+            kind: i64 = self.kind(text[p])
             if (kind & JOINS) == 0:
                 return -1
             count: i64 = kind >> COUNT_SHIFT
@@ -101,6 +91,23 @@ class WordPieceLength(LongWords):
         if left <= self.longest_added and right <= self.longest_added:
             return -1
         return self.unk
+
+    def _word_start(self, text: str, at: i64) -> i64:
+        """Where the new word starts in text, as the old characters before the edit show: at
+        the first that normalizes to a character that is not white space (the old word's), or
+        else past the last white space before the edit (characters the normalizer deletes may
+        belong to the word before the token, which white space alone keeps apart); -1 when
+        there is neither."""
+        blank: i64 = -1
+        p: i64 = 0
+        while p < at:
+            kind: i64 = self.kind(text[p])
+            if (kind & BLANK) != 0:
+                blank = p
+            elif (kind >> COUNT_SHIFT) > 0:
+                return p
+            p += 1
+        return blank + 1 if blank >= 0 else -1
 
     def clean(self, text: str) -> bool:
         m = self.matcher
