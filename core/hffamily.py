@@ -13,6 +13,7 @@ from librt.vecs import append, vec
 from mypy_extensions import i32, i64, u8
 
 from tokenline.core.family import Family
+from tokenline.core.hfwordpiece import word_piece_length
 from tokenline.core.longwords import LongWordEdges, LongWords
 from tokenline.core.normalization import IdentityNorm, Normalization
 from tokenline.core.rope import TextRope
@@ -79,9 +80,7 @@ class HFFamily(Family):
         norm = tok.normalizer
         self.letter = "a" if norm is None else str(norm.normalize_str("a"))
 
-    def use_words(
-        self, word_joins: vec[u8], matcher: UserMatcher, long_words: LongWords | None
-    ) -> None:
+    def use_words(self, word_joins: vec[u8], matcher: UserMatcher) -> None:
         """Windows cut only where a word starts: each word of a WordPiece model is encoded
         alone, so a window whose edges hold is the whole text's encoding: an edge token is the
         old one at the same place, so it holds the same (unedited) characters, which decide
@@ -89,7 +88,7 @@ class HFFamily(Family):
         edit inside a word too long for pieces is settled by `long_words` (hfwordpiece)."""
         self.word_joins = word_joins
         self.matcher = matcher
-        self.long_words = long_words
+        self.long_words = word_piece_length(self.tok, word_joins, matcher)
         self.incremental = True
         self.mode_note = "incremental"
 

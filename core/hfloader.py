@@ -17,7 +17,6 @@ from tokenline.core.family import Family
 from tokenline.core.hfbpeloader import llama_family, llama_rules
 from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPreTokens
 from tokenline.core.hffamily import HFFamily
-from tokenline.core.hfwordpiece import WordPieceLength
 from tokenline.core.model import Model
 from tokenline.core.modelfile import ModelError, display_name, short_error
 from tokenline.core.pretokens import CL100K, GPT2_HF, reads_little, run_class
@@ -73,9 +72,7 @@ def load_hf_json(text: str, path: str = "<json>", parsed: Any = None) -> Model:
             n.get("type") == "Precompiled" for n in _nodes(spec.get("normalizer"))
         )
         if _words_are_independent(spec):
-            joins = _word_joins(vocab, spec)
-            matcher = UserMatcher(_added_contents(spec))
-            hf.use_words(joins, matcher, _long_words(tok, joins, matcher))
+            hf.use_words(_word_joins(vocab, spec), UserMatcher(_added_contents(spec)))
         elif _splits_at_spaces(spec, tok):
             hf.use_spaces(SpaceCuts(tok.normalizer, marker))
         elif unless:
@@ -407,18 +404,6 @@ def _local_normalizer(node: Any, marker: str) -> bool:
         # A longer pattern could end a window in white space that only it makes.
         return len(literal) == 1 or not any(c.isspace() or c == marker for c in content)
     return False
-
-
-def _long_words(tok: Any, joins: vec[u8], matcher: UserMatcher) -> WordPieceLength | None:
-    """The rule for words past the model's max_input_chars_per_word (hfwordpiece), or None
-    when the file has no unknown token in its vocabulary (the library then fails on them)."""
-    model = tok.model
-    unk = tok.token_to_id(model.unk_token)
-    if unk is None:
-        return None
-    added = max((len(a.content) for a in tok.get_added_tokens_decoder().values()), default=0)
-    limit = int(model.max_input_chars_per_word)
-    return WordPieceLength(tok, limit, unk, matcher, max(added, matcher.longest), joins)
 
 
 def _word_joins(vocab: Vocabulary, spec: dict[str, Any]) -> vec[u8]:

@@ -146,3 +146,17 @@ class WordPieceLength(LongWords):
         elif count > 0 and len(self.pre.pre_tokenize_str(alone)) == 0:
             kind |= BLANK
         return kind
+
+
+def word_piece_length(tok: Any, joins: vec[u8], matcher: UserMatcher) -> WordPieceLength | None:
+    """The rule for a WordPiece file's words past its max_input_chars_per_word, or None when the
+    file has no unknown token in its vocabulary (the library then fails on them)."""
+    model = tok.model
+    unk = tok.token_to_id(model.unk_token)
+    if unk is None:
+        return None
+    longest: i64 = matcher.longest
+    for added in tok.get_added_tokens_decoder().values():
+        longest = max(longest, len(added.content))
+    limit: i64 = int(model.max_input_chars_per_word)
+    return WordPieceLength(tok, limit, int(unk), matcher, longest, joins)
