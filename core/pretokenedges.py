@@ -23,11 +23,13 @@ from tokenline.core.lazycuts import KNOW_MARGIN, LazyCuts
 from tokenline.core.normalization import Normalization
 from tokenline.core.pretokenfamily import PreTokenRules
 from tokenline.core.pretokenflags import (
+    KeptText,
     in_known_pretoken,
     next_pretoken,
     one_pretoken,
     pretoken_span,
     pretoken_start,
+    seed_known,
 )
 from tokenline.core.tokens import JOIN_INNER, TokenRun, TokenStore, to_vec
 from tokenline.core.window import NO_EDIT, Edges, Neighborhood, Stats, Window
@@ -38,12 +40,15 @@ class PreTokenEdges(LazyCuts):
 
     # The edit being settled lies inside a long pre-token that stays one (see _keeps_run).
     keeps_run: bool
+    # Where the edit being settled left the text alone (for seed_known).
+    kept: KeptText
 
     def __init__(
         self, family: PreTokenRules, norm: Normalization, toks: TokenStore, stats: Stats
     ) -> None:
         super().__init__(family, norm, toks, stats)
         self.keeps_run = False
+        self.kept = KeptText(0, 0, 0, 0)
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -64,6 +69,7 @@ class PreTokenEdges(LazyCuts):
 
     def begin(self, w: Window, near: Neighborhood, ne_new: i64) -> None:
         self.keeps_run = self._keeps_run(near, w.ns, w.ne_old, ne_new)
+        self.kept = KeptText(w.ns, w.ne_old, w.delta, 0)
 
     def _keeps_run(self, near: Neighborhood, ns: i64, ne_old: i64, ne_new: i64) -> bool:
         """Whether the edit lies inside one long letter pre-token (from `read_past` characters
@@ -178,9 +184,11 @@ class PreTokenEdges(LazyCuts):
         w.read_hi = end
         # A selection's right window ends where the selection's text does.
         final: bool = end >= limit or not w.move_right
-        found = self.family.window(
-            self.norm.slice(start, b), a - start, self.norm.slice(b, end), final, pretoken_end
-        )
+        text = self.norm.slice(start, b)
+        if w.ns != NO_EDIT and not self.family.added_ids:
+            self.kept.base = start
+            seed_known(self.family.cache, near, wl, wr, self.kept, text)
+        found = self.family.window(text, a - start, self.norm.slice(b, end), final, pretoken_end)
         ok_l: bool = not w.move_left or wl == 0 or self._cut_before(w, start)
         if found is None:
             return None, ok_l and not inner_l, False

@@ -17,7 +17,15 @@ from typing import Final
 from librt.vecs import append, vec
 from mypy_extensions import i64, u8
 
-from tokenline.core.tokens import JOIN_CHARACTER, JOIN_EDGE, JOIN_INNER, JOIN_UNKNOWN, TokenStore
+from tokenline.core.segments import CACHED_SEGMENT_CHARS, SegmentCache
+from tokenline.core.tokens import (
+    JOIN_CHARACTER,
+    JOIN_EDGE,
+    JOIN_INNER,
+    JOIN_UNKNOWN,
+    TokenRun,
+    TokenStore,
+)
 from tokenline.core.window import Neighborhood
 
 # Characters beyond the longest token on each side of an edit inside a long run of letters whose
@@ -103,3 +111,67 @@ def next_pretoken(near: Neighborhood, k: i64) -> i64:
     while k < n and in_pretoken(near, k):
         k += 1
     return k
+
+
+def seed_known(
+    cache: SegmentCache, near: Neighborhood, k: i64, wr: i64, keep: KeptText, text: str
+) -> None:
+    """Puts the old tokens of each whole pre-token among old tokens [k, wr) that the edit left
+    alone (`keep`) into the segment cache, under its text: a window re-encodes its pre-tokens,
+    and those the library would otherwise encode again (a document that opened from one encode
+    caches none) are the same text, so the same tokens. Only pre-tokens whose start and end are
+    known cuts, none of whose tokens is marked or unknown, and short enough to cache."""
+    n: i64 = near.toks.size()
+    if len(near.joins) == 0:
+        return
+    while k < wr:
+        if near.flag(k) != 0:
+            k += 1  # not a known pre-token start
+            continue
+        e: i64 = k + 1
+        clean: bool = True
+        while e < wr and near.flag(e) != 0:
+            clean = clean and (near.flag(e) & (JOIN_INNER | JOIN_UNKNOWN)) == 0
+            e += 1
+        if clean and (e == n or near.flag(e) == 0):
+            keep.put(cache, near, k, e, text)
+        k = e
+
+
+class KeptText:
+    """Where the text an edit left alone lies in a window's new text: old offsets before `ns`
+    and from `ne_old` on (the latter moved by `delta`), the window's text starting at `base`."""
+
+    ns: i64
+    ne_old: i64
+    delta: i64
+    base: i64
+
+    def __init__(self, ns: i64, ne_old: i64, delta: i64, base: i64) -> None:
+        self.ns = ns
+        self.ne_old = ne_old
+        self.delta = delta
+        self.base = base
+
+    def put(self, cache: SegmentCache, near: Neighborhood, k: i64, e: i64, text: str) -> None:
+        """Caches old tokens [k, e), one pre-token, if the edit left its text alone."""
+        lo: i64 = near.start(k)
+        hi: i64 = near.start(e)
+        length: i64 = hi - lo
+        if length > CACHED_SEGMENT_CHARS:
+            return
+        if hi <= self.ns:
+            lo -= self.base
+        elif lo >= self.ne_old:
+            lo += self.delta - self.base
+        else:
+            return
+        hi = lo + length
+        if lo < 0 or hi > len(text):
+            return
+        key = text[lo:hi]
+        if cache.has(key):
+            return
+        i: i64 = k - near.k0
+        j: i64 = e - near.k0
+        cache.put(key, TokenRun(near.ids[i:j], near.lens[i:j], near.joins[i:j]))

@@ -138,6 +138,9 @@ class SegmentCache:
         out = empty_run()
         return out if self.add_to(segment, out) >= 0 else None
 
+    def has(self, segment: str) -> bool:
+        return segment in self.entries
+
     def put(self, segment: str, tokens: TokenRun) -> None:
         n: i64 = len(segment)
         if n > CACHED_SEGMENT_CHARS:
