@@ -140,7 +140,7 @@ class ByteLevelFamily(PreTokenFamily):
     coder: PreTokenCoder
     splitter: PreTokenSegmenter
     # Characters whose pre-tokens only the reference library decides (empty: none such).
-    newer: frozenset[str]
+    newer: dict[str, bool]
 
     def __init__(
         self, vocab: Vocabulary, coder: PreTokenCoder, splitter: PreTokenSegmenter
@@ -149,7 +149,7 @@ class ByteLevelFamily(PreTokenFamily):
         self.coder = coder
         self.splitter = splitter
         self.keeps_joins = True
-        self.newer = frozenset()
+        self.newer = {}
         self.read_past = READ_PAST
 
     def use_runs(self, run_class: i64) -> None:

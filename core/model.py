@@ -26,6 +26,7 @@ class Model:
         self.path = path
         self.model_type = model_type
         self.vocab = family.vocab
+        self.vocab.pack()
         self.family = family
 
     def __repr__(self) -> str:

@@ -115,14 +115,16 @@ def run_continues(run_class: i64, before: str, new: str, after: str) -> bool:
 # Characters on either side of a character newer than Python's Unicode tables whose pre-tokens
 # are not trusted (see newer_characters): the engines disagree only on those next to it.
 NEWER_MARGIN: Final = 64
-_NEWER: list[frozenset[str]] = []
+# A dict, not a set: the garbage collector never walks a dict of strings (CPython does not track
+# it), and walked a set of these 28,000 characters in whatever edit met the first collection.
+_NEWER: list[dict[str, bool]] = []
 # Blocks of punctuation common in prose (general, CJK, full-width forms) that `holds_newer` skips
 # at once, each only while it holds no newer character (checked when the set is built).
 _PUNCTUATION: Final = ((0x2000, 0x206F), (0x3000, 0x303F), (0xFF00, 0xFFEF))
 _SUSPECTS: list[Any] = []
 
 
-def newer_characters() -> frozenset[str]:
+def newer_characters() -> dict[str, bool]:
     """The characters Python's `regex` knows but Python's own Unicode tables do not (Unicode
     15 and later): tiktoken's regex engine may be on an older Unicode and cut around them
     otherwise (U+18D80, new in 17.0, is a letter to `regex` and unassigned to tiktoken 0.14).
@@ -130,13 +132,13 @@ def newer_characters() -> frozenset[str]:
     if not _NEWER:
         every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
         found: list[str] = regex.findall(r"\P{Cn}", every)
-        newer = frozenset(c for c in found if unicodedata.category(c) == "Cn")
+        newer = dict.fromkeys((c for c in found if unicodedata.category(c) == "Cn"), True)
         _NEWER.append(newer)
         _SUSPECTS.append(re.compile(_suspects_class(newer)))
     return _NEWER[0]
 
 
-def _suspects_class(newer: frozenset[str]) -> str:
+def _suspects_class(newer: dict[str, bool]) -> str:
     """A class of `re` that holds every character of `newer` and few others: those are
     unassigned in Python's tables, so never word characters (letters, digits) nor white space
     to `re`, which reads the same tables; nor ASCII, nor in a punctuation block that holds none."""
@@ -148,14 +150,14 @@ def _suspects_class(newer: frozenset[str]) -> str:
     return rf"[^\w\s\x00-\x7f{skipped}]"
 
 
-def holds_newer(newer: frozenset[str], text: str) -> bool:
+def holds_newer(newer: dict[str, bool], text: str) -> bool:
     """Whether text holds one of `newer` (newer_characters(), or empty). A scan in `re` finds
     the few characters that could be one (none in ASCII text, known in O(1), nor in most prose);
     only those are looked up."""
     if not newer or text.isascii():
         return False
     suspects: list[str] = _SUSPECTS[0].findall(text)
-    return len(suspects) > 0 and not newer.isdisjoint(suspects)
+    return any(c in newer for c in suspects)
 
 
 def reads_little(pattern: str) -> bool:

@@ -40,32 +40,51 @@ def byte_piece_value(piece: str) -> i64:
 
 
 class Vocabulary:
-    """Pieces, the normalized length each covers, and what kind of token each is."""
+    """Pieces, the normalized length each covers, and what kind of token each is.
 
-    pieces: list[str]
+    The pieces' texts are kept in one string (`chars`, with where each ends), not a list: the
+    garbage collector walks a list of 200,000 strings on every full collection (7 ms for
+    o200k_base's, a pause in whichever edit it falls on) and never a string."""
+
+    chars: str
+    ends: vec[i64]
+    # Pieces added since chars was last joined (pack), while a loader adds them one by one.
+    added: list[str]
     piece_len: vec[i32]
     flags: vec[i32]
     unk_id: i64
     byte_fallback: bool
 
     def __init__(self) -> None:
-        self.pieces = []
+        self.chars = ""
+        self.ends = vec[i64]()
+        self.added = []
         self.piece_len = vec[i32]()
         self.flags = vec[i32]()
         self.unk_id = 0
         self.byte_fallback = False
 
     def add(self, piece: str, length: i64, flags: i64) -> None:
-        self.pieces.append(piece)
+        end: i64 = self.ends[len(self.ends) - 1] if len(self.ends) > 0 else 0
+        self.ends = append(self.ends, end + len(piece))
+        self.added.append(piece)
         self.piece_len = append(self.piece_len, i32(length))
         self.flags = append(self.flags, i32(flags))
 
+    def pack(self) -> None:
+        """Joins the pieces added one by one into `chars` (a loaded model's last step)."""
+        if self.added:
+            self.chars += "".join(self.added)
+            self.added = []
+
     def size(self) -> i64:
-        return len(self.pieces)
+        return len(self.ends)
 
     def piece(self, token_id: i64) -> str:
-        if 0 <= token_id < len(self.pieces):
-            return self.pieces[token_id]
+        if 0 <= token_id < len(self.ends):
+            self.pack()
+            start: i64 = self.ends[token_id - 1] if token_id > 0 else 0
+            return self.chars[start : self.ends[token_id]]
         return ""
 
     def token_kind(self, token_id: i64) -> i64:

@@ -419,7 +419,7 @@ def test_the_newer_characters_guard_finds_every_one_of_them() -> None:
     for _ in range(2_000):
         text = "".join(rng.choice(older) for _ in range(rng.randrange(1, 40)))
         assert not pretokens.holds_newer(newer, text)
-    assert not pretokens.holds_newer(frozenset(), "\U00018d80")
+    assert not pretokens.holds_newer({}, "\U00018d80")
 
 
 RUN_EDITS = ["q", "qq", "", "Q", "1", " ", "'s", "é", "ab cd", "\n", "aaaa", "x'"]
