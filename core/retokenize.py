@@ -25,8 +25,12 @@ from tokenline.core.opening import SegmentLoad, SegmentReader
 from tokenline.core.tokens import TokenRun, TokenStore, empty_run
 from tokenline.core.window import Edges, Neighborhood, Stats, Window
 
-# Old tokens fetched on each side of an edit before the loop starts (most windows fit in them).
+# Old tokens fetched on each side of an edit before the loop starts (most windows fit in them),
+# at least; a document whose windows reach further (Japanese pre-tokens run to the punctuation)
+# fetches as far as the last one that did, less a little each edit that did not (MARGIN_DECAY).
 EDIT_MARGIN: Final = 8
+MAX_MARGIN: Final = 256
+MARGIN_DECAY: Final = 8
 # Old tokens fetched inside each end of a long selection.
 RANGE_MARGIN: Final = 16
 # A window's first widening step, in tokens per side; each failed edge doubles its side's step.
@@ -44,6 +48,8 @@ class Retokenizer:
     stats: Stats
     edges: Edges
     segments: SegmentReader
+    # Old tokens an edit fetches on each side first (see EDIT_MARGIN).
+    margin: i64
     # An opening read in slices, until it is done (begin_load).
     loading: SegmentLoad | None
 
@@ -54,6 +60,7 @@ class Retokenizer:
         self.stats = Stats()
         self.edges = family.edges(norm, self.toks, self.stats)
         self.segments = SegmentReader(family, self.stats)
+        self.margin = EDIT_MARGIN
         self.loading = None
 
     # -- whole texts ---------------------------------------------------------------------------
@@ -167,7 +174,7 @@ class Retokenizer:
         # Tokens [0, kl) end at or before ns; tokens [kr, ntok) start at or after ne_old.
         kl: i64 = toks.at(ns)
         t: i64 = toks.at(ne_old)
-        near = Neighborhood(toks, kl - EDIT_MARGIN, t + EDIT_MARGIN + 1)
+        near = Neighborhood(toks, kl - self.margin, t + self.margin + 1)
         kr: i64 = t
         if t < ntok and near.start(t) < ne_old:
             kr = t + 1
@@ -178,11 +185,21 @@ class Retokenizer:
         w.ne_old = ne_old
         self.edges.begin(w, near, ne_new)
         self.settle(w, near)
+        self._adapt_margin(near, kl, t)
         if not self.edges.accepts(w, near):
             self._reload()
             return
         toks.replace(w.wl, w.wr, w.out.ids, w.out.lens, w.out.joins)
         self.edges.settled(w)
+
+    def _adapt_margin(self, near: Neighborhood, kl: i64, t: i64) -> None:
+        """The next edit fetches as far as this one needed when that was further than it
+        fetched (each further fetch copies the tokens again), else a little less than before."""
+        need: i64 = max(kl - near.asked_lo, near.asked_hi - t - 1)
+        if need > self.margin:
+            self.margin = min(MAX_MARGIN, need + need // 4)
+        else:
+            self.margin = max(EDIT_MARGIN, self.margin - self.margin // MARGIN_DECAY)
 
     # -- selections ----------------------------------------------------------------------------
 

@@ -161,6 +161,9 @@ class Neighborhood:
     lens: vec[i32]
     joins: vec[u8]  # empty when the store keeps no join flags
     starts: vec[i64]  # normalized start of tokens k0..k1 (k1 included)
+    # The lowest and highest index asked for beyond the first copy (its ends if none was).
+    asked_lo: i64
+    asked_hi: i64
 
     def __init__(self, toks: TokenStore, k0: i64, k1: i64) -> None:
         self.toks = toks
@@ -171,6 +174,8 @@ class Neighborhood:
         self.joins = vec[u8]()
         self.starts = vec[i64]()
         self._fetch(k0, k1)
+        self.asked_lo = self.k0
+        self.asked_hi = self.k1
 
     def _fetch(self, k0: i64, k1: i64) -> None:
         n: i64 = self.toks.size()
@@ -201,6 +206,8 @@ class Neighborhood:
         """Widens the copy (geometrically) until it holds index k (k == size() allowed)."""
         if self.k0 <= k <= self.k1:
             return
+        self.asked_lo = min(self.asked_lo, k)
+        self.asked_hi = max(self.asked_hi, k)
         width: i64 = max(REFETCH, 2 * (self.k1 - self.k0))
         lo: i64 = self.k0
         hi: i64 = self.k1
