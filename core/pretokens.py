@@ -21,10 +21,17 @@ from mypy_extensions import i64
 from tokenline.core.segments import Segmenter
 
 _LETTER: Final = regex.compile(r"\p{L}")
-# An ASCII letter, then an ASCII character that is neither a letter nor an apostrophe (see
-# sync_in), and the same pair in reversed text; the first window searched backwards for one.
-_LETTER_CUT: Final = re.compile(r"[A-Za-z][\x00-\x26\x28-\x40\x5B-\x60\x7B-\x7F]")
-_LETTER_CUT_REVERSED: Final = re.compile(r"[\x00-\x26\x28-\x40\x5B-\x60\x7B-\x7F][A-Za-z]")
+# A letter, then a character that is neither a letter, a mark, nor an apostrophe (see sync_in),
+# and the same pair in reversed text; the first window searched backwards for one. Letters: ASCII,
+# kana, CJK ideographs (to U+9FD5, Unicode 8) and Hangul syllables, letters to every engine's
+# tables; the others: ASCII, and the CJK and full-width punctuation Japanese and Chinese use.
+_SYNC_LETTERS: Final = r"A-Za-z\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fd5\uac00-\ud7a3"
+_SYNC_OTHERS: Final = (
+    r"\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f\u3001\u3002\u300c-\u3011"
+    r"\uff01\uff08\uff09\uff0c\uff0e\uff1a\uff1b\uff1f"
+)
+_LETTER_CUT: Final = re.compile(f"[{_SYNC_LETTERS}][{_SYNC_OTHERS}]")
+_LETTER_CUT_REVERSED: Final = re.compile(f"[{_SYNC_OTHERS}][{_SYNC_LETTERS}]")
 SYNC_WINDOW: Final = 256
 # Characters a match may read past its end besides a run of white space.
 READ_PAST: Final = 4
@@ -179,9 +186,11 @@ def reach_after(text: str) -> i64:
 
 def sync_in(text: str, last: bool) -> i64:
     """The last (or first) offset i > 0 in text that is a cut whatever precedes it, for every
-    pattern above: after a line break before a letter (no pre-token holds both), or after an
-    ASCII letter before an ASCII character that is neither a letter nor an apostrophe (no
-    pattern's run of letters takes it, and contractions start with an apostrophe). -1: none."""
+    pattern above: after a line break before a letter (no pre-token holds both), or after a
+    letter before a character that is neither a letter, a mark nor an apostrophe (no pattern's
+    run of letters takes it, and contractions start with an apostrophe): ASCII ones, and kana,
+    kanji, hangul and CJK punctuation (Japanese has no spaces: its pre-tokens run to the
+    punctuation, and a line break may be a paragraph away). -1: none."""
     at_break: i64 = _break_sync(text, last)
     at_letter: i64 = _letter_sync(text, last)
     if at_break < 0 or at_letter < 0:
@@ -199,7 +208,7 @@ def _break_sync(text: str, last: bool) -> i64:
 
 
 def _letter_sync(text: str, last: bool) -> i64:
-    """Where an ASCII letter meets an ASCII non-letter other than an apostrophe. Searched
+    """Where a letter meets a character that no letter run takes (_LETTER_CUT). Searched
     backwards in growing windows of the reversed text, so that prose finds one near its end at
     once and a long line without one costs a few fast scans (the regex module's scan is slow)."""
     if not last:

@@ -284,16 +284,20 @@ def test_every_known_pattern_is_fuzzed() -> None:
     assert set(pretokens.LOCAL_PATTERNS) <= set(tiktokenkit.PATTERNS.values())
 
 
-# Contractions, cases, digits and ASCII punctuation next to letters: where sync places are.
-SYNC_ALPHABET = "aZ'sStTlLdDmMvVrReE19 .,:+/=\n\r\t_-é\u0301ǅ²"
+# Contractions, cases, digits, ASCII and CJK punctuation next to letters (kana, kanji, hangul,
+# and the letter and mark just outside the ranges sync_in trusts): where sync places are.
+SYNC_ALPHABET = (
+    "aZ'sStTlLdDmMvVrReE19 .,:+/=\n\r\t_-é\u0301ǅ²"
+    "かア字한、。「」（）！？ー・々\u3099\u30fb\u9fff\uff21\u3000"
+)
 
 
 @pytest.mark.parametrize("name", sorted(tiktokenkit.PATTERNS))
 @given(text=st.one_of(texts(16), st.text(alphabet=st.sampled_from(SYNC_ALPHABET), max_size=24)))
 def test_a_sync_place_is_always_a_cut(name: str, text: str) -> None:
     # The premise of opening from one full encode: pre-token starts are found later by
-    # scanning from a sync place (a line break before a letter, an ASCII letter before an ASCII
-    # non-letter other than an apostrophe), which needs nothing before it.
+    # scanning from a sync place (a line break before a letter, a letter before what no letter
+    # run takes), which needs nothing before it.
     rx = regex.compile(tiktokenkit.PATTERNS[name])
     cuts = _cuts(rx, text)
     for i in range(1, len(text)):
