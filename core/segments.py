@@ -138,9 +138,6 @@ class SegmentCache:
         out = empty_run()
         return out if self.add_to(segment, out) >= 0 else None
 
-    def has(self, segment: str) -> bool:
-        return segment in self.entries
-
     def put(self, segment: str, tokens: TokenRun) -> None:
         n: i64 = len(segment)
         if n > CACHED_SEGMENT_CHARS:
@@ -203,6 +200,18 @@ class SegmentCache:
 
     def size(self) -> i64:
         return len(self.hashes)
+
+    def segments(self) -> list[str]:
+        """Every cached segment, in the order they came (for tests and inspection)."""
+        out: list[str] = []
+        for e in range(len(self.hashes)):
+            b: i64 = i64(self.key_block[e])
+            if b == len(self.blocks):
+                out.append(self.fresh[e - self.fresh_first])
+            else:
+                at: i64 = i64(self.key_at[e])
+                out.append(self.blocks[b][at : at + i64(self.key_len[e])])
+        return out
 
     def compact(self) -> None:
         """Copies each column to its exact size: they grow by doubling, so up to half of what
