@@ -133,7 +133,7 @@ class SentencePieceFamily(Family):
         known = self.single_characters
         if known is None:
             return False
-        pieces = self.vocab.pieces
+        vocab = self.vocab
         n: i64 = len(ids)
         total: i64 = len(text)
         runs = vec[i32]()
@@ -148,7 +148,7 @@ class SentencePieceFamily(Family):
                 ln = end - pos
                 if ln == 0:
                     return False
-                if i + 1 < n and not text.startswith(pieces[ids[i + 1]], end):
+                if i + 1 < n and not text.startswith(vocab.piece(ids[i + 1]), end):
                     return False
                 runs = append(runs, i32(ln))
             pos += ln
