@@ -196,7 +196,8 @@ def measure(steps: dict[str, Any], server: dict[str, Any], files: Files) -> dict
         opened = typing_timing.open_times(step["open"], initial)
         at = server.get(files.file(name))
         if at and "sent" in at and opened["enter_epoch_ms"] is not None:
-            opened["at_server_ms"] = at["header"] - opened["enter_epoch_ms"]
+            if at["header"]:  # else the server's log named no message's arrival
+                opened["at_server_ms"] = at["header"] - opened["enter_epoch_ms"]
             opened["status_sent_ms"] = at["sent"] - opened["enter_epoch_ms"]
             opened["server_cpu_ms"] = at["cpu"]
             if "ahead_sent" in at:

@@ -208,6 +208,8 @@ async def serve_reader(
             match = CONTENT_LENGTH.fullmatch(header)
             if match:
                 content_length = int(match.group(1))
+                # pygls's loop logs this too; bench_vscode times a didOpen's arrival by it.
+                log.debug("Content length: %s", content_length)
         if content_length and not header.strip():
             body = await reader.readexactly(content_length)
             if not body:
