@@ -13,10 +13,15 @@ other on the same texts:
   open -> first status, open -> first colours, and didChange -> status while idle work runs
   (median, p99, max: the max is the longest a key waited) beside the same after it; and from
   the server's log (DEBUG), every idle step's time by kind (prepare, give back, ...), the
-  longest of them, and the cyclic collector's runs.
+  longest of them, and the cyclic collector's runs. Each key's wait is set on the server's
+  timeline (benchmarks/timeline.py): how long an idle step ran after the key was written and
+  before its handling started (and how much of that was the step's own CPU time), and what
+  the slowest keys' waits went to (an idle step, a collection, their own edit, a publish, the
+  server or the client waiting for a core, the pipes).
 - **Latency and memory** (the bundled Mistral model, prose, 1 MB and 10 MB): didChange -> status
-  median and p99 over 200 edits, and the server's resident memory per token (VmRSS after the
-  document minus before it, the model loaded by a small document first), with its peak.
+  median and p99 over 200 edits (the server logging at DEBUG, its keys set on its timeline),
+  and the server's resident memory per token (VmRSS after the document minus before it, the
+  model loaded by a small document first), with its peak.
 - **A model that re-encodes whole** (a SentencePiece unigram model trained on Botchan here): 60
   keys typed 100 ms apart into a 1 MB document; the time from the last key to the status that
   counts it, against one whole re-encode (this build's core re-encoding the same text in the
@@ -51,6 +56,7 @@ from typing import Any
 
 import runinfo
 import sentencepiece as spm
+import timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TOKENLINE_SHARED", ROOT.parent / "shared"))
@@ -129,9 +135,11 @@ class Client:
         self._id = 0
         self.statuses: list[tuple[float, dict[str, Any]]] = []
         self.answers: dict[int, tuple[float, dict[str, Any]]] = {}
+        self._reader = 0  # the reading thread's id
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
+        self._reader = threading.get_native_id()
         out = self.proc.stdout
         assert out is not None
         while True:
@@ -145,12 +153,13 @@ class Client:
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
             body = out.read(length)
-            self.messages.put((time.perf_counter(), json.loads(body), len(body)))
+            at = time.monotonic()  # the clock of the server's log (CLOCK_MONOTONIC)
+            self.messages.put((at, json.loads(body), len(body)))
 
     def send(self, msg: dict[str, Any]) -> float:
         body = json.dumps(msg).encode()
         assert self.proc.stdin is not None
-        t = time.perf_counter()
+        t = time.monotonic()
         self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.proc.stdin.flush()
         return t
@@ -212,6 +221,21 @@ class Client:
         item = {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}
         return self.notify("textDocument/didOpen", {"textDocument": item})
 
+    def waited(self) -> tuple[float, float]:
+        """Seconds the server's main thread and this client's reading thread have spent so far
+        ready to run but waiting for a core (Linux's schedstat: its second field, in ns); NaN
+        where the kernel does not say."""
+        out = []
+        for path in (
+            f"/proc/{self.proc.pid}/task/{self.proc.pid}/schedstat",
+            f"/proc/self/task/{self._reader}/schedstat",
+        ):
+            try:
+                out.append(int(Path(path).read_text().split()[1]) / 1e9)
+            except (OSError, IndexError, ValueError):
+                out.append(float("nan"))
+        return out[0], out[1]
+
     def memory(self) -> tuple[int, int]:
         """(VmRSS, VmHWM) of the server, in bytes."""
         fields = {}
@@ -248,6 +272,9 @@ class Typist:
         self.random = random.Random(seed)
         self.version = 1
         self.inserted: dict[str, int] | None = None
+        # Every key: its version, when it was sent and its status arrived (the monotonic clock),
+        # and how long the server and the client's reader waited for a core meanwhile.
+        self.typed: list[timeline.Key] = []
 
     def _position(self, off: int) -> dict[str, int]:
         line = bisect_right(self.starts, off) - 1
@@ -274,14 +301,19 @@ class Typist:
 
     def key(self) -> float:
         """One key, then its status: the seconds between."""
+        server, reader = self.client.waited()
         sent = self.send()
-        return self.client.status(self.uri, self.version)[0] - sent
+        arrived = self.client.status(self.uri, self.version)[0]
+        server_after, reader_after = self.client.waited()
+        queued = server_after - server + reader_after - reader
+        self.typed.append(timeline.Key(self.version, sent, arrived, queued))
+        return arrived - sent
 
     def keys(self, seconds: float | None = None, count: int | None = None) -> list[float]:
         """Keys for `seconds` (or `count` keys), each 0-10 ms after the last one's status."""
         out: list[float] = []
-        end = time.perf_counter() + (seconds or 0)
-        while (count is None and time.perf_counter() < end) or (count and len(out) < count):
+        end = time.monotonic() + (seconds or 0)
+        while (count is None and time.monotonic() < end) or (count and len(out) < count):
             out.append(self.key())
             time.sleep(self.random.uniform(0, 0.01))
         return out
@@ -335,16 +367,22 @@ def bench_idle(python: str, kind: str, size: int, cache: Path, work: Path) -> di
             client.open("file:///bench/warm.txt", "the model loads here")
             client.status("file:///bench/warm.txt", 1)
             uri = f"file:///bench/{size}.txt"
+            open_at = time.monotonic()
             opened = open_like_vscode(client, uri, text)
             typist = Typist(client, uri, text, seed=size)
             during = typist.keys(seconds=1.2 * size / MB)
+            typed_during = len(typist.typed)
             time.sleep(1.5 * size / MB)  # the idle work finishes
             after = typist.keys(count=100)
         finally:
             client.close()
-    slices = logged_slices(log_path.read_text(encoding="utf-8"))
+    logged = log_path.read_text(encoding="utf-8")
+    slices = logged_slices(logged)
     if slices is None:  # a build that logs no slices: its fixed slices, timed here
         slices = fixed_slices(text, 1 << 15, cache)
+    line = timeline.Timeline(logged)
+    if line.idle_done:
+        slices["done_s"] = round(line.idle_done - open_at, 3)  # the last step's end
     return {
         "kind": kind,
         "size": size,
@@ -352,6 +390,10 @@ def bench_idle(python: str, kind: str, size: int, cache: Path, work: Path) -> di
         "during": summary(during),
         "after": summary(after),
         "slices": slices,
+        "waits": {
+            "during": timeline.attributed(line, uri, typist.typed[:typed_during]),
+            "after": timeline.attributed(line, uri, typist.typed[typed_during:]),
+        },
     }
 
 
@@ -374,6 +416,7 @@ def logged_slices(log: str) -> dict[str, Any] | None:
         cpu = sorted(c for _, c in times)
         out[kind] = {
             "n": len(cpu),
+            "cpu_total_ms": round(sum(cpu), 1),
             "cpu_p99_ms": round(cpu[min(len(cpu) - 1, int(0.99 * len(cpu)))], 2),
             "cpu_max_ms": round(cpu[-1], 2),
             "wall_max_ms": round(max(w for w, _ in times), 2),
@@ -414,10 +457,20 @@ def fixed_slices(text: str, budget: int, cache: Path) -> dict[str, Any]:
     return {"timed": f"{budget:,} characters a slice, here", "prepare": slices}
 
 
-def bench_latency_memory(python: str, size: int) -> dict[str, Any]:
-    """didChange -> status over 200 keys, and resident memory per token (bundled model)."""
+def bench_latency_memory(python: str, size: int, work: Path) -> dict[str, Any]:
+    """didChange -> status over 200 keys, and resident memory per token (bundled model); each
+    key's wait by what the server's log (DEBUG) says ran meanwhile."""
+    log_path = work / "server.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        out = latency_memory(Client(python, {"TOKENLINE_LOG": "DEBUG"}, log), size)
+    line = timeline.Timeline(log_path.read_text(encoding="utf-8"))
+    typed = out.pop("typed")
+    out["waits"] = timeline.attributed(line, f"file:///bench/{size}.txt", typed)
+    return out
+
+
+def latency_memory(client: Client, size: int) -> dict[str, Any]:
     text = prose(size)
-    client = Client(python)
     try:
         client.initialize({"contextWindow": 8192})
         client.open("file:///bench/warm.txt", "the model loads here")
@@ -427,7 +480,8 @@ def bench_latency_memory(python: str, size: int) -> dict[str, Any]:
         uri = f"file:///bench/{size}.txt"
         opened = open_like_vscode(client, uri, text)
         time.sleep(2)
-        latencies = Typist(client, uri, text, seed=size).keys(count=200)
+        typist = Typist(client, uri, text, seed=size)
+        latencies = typist.keys(count=200)
         rss_after, peak = client.memory()
         tokens = client.status(uri, 201)[1]["tokens"]
         return {
@@ -435,6 +489,7 @@ def bench_latency_memory(python: str, size: int) -> dict[str, Any]:
             "tokens": tokens,
             **opened,
             **summary(latencies),
+            "typed": typist.typed,
             "rss_bytes_per_token": round((rss_after - rss_before) / tokens, 1),
             "peak_rss_mb": round(peak / 1e6, 1),
         }
@@ -490,7 +545,7 @@ def burst(
     sent = []
     for i in range(keys):
         sent.append(key(first + i, 1 + (first + i) % 50))
-        time.sleep(max(0.0, sent[-1] + 0.1 - time.perf_counter()))
+        time.sleep(max(0.0, sent[-1] + 0.1 - time.monotonic()))
     final = client.status(uri, first + keys - 1)[0] - sent[-1]
     seen = [(t, p) for t, p in client.statuses if first <= p["version"] < first + keys]
     settled = [p for _, p in seen if "pending" in p and not p["pending"]]
@@ -549,7 +604,7 @@ def run(builds: dict[str, str], quick: bool, work: Path, parts: list[str]) -> di
                 out["idle"].append({"build": name, **bench_idle(python, kind, size, cache, work)})
         for name, python in builds.items():
             print(f"... latency and memory: {size:,} chars, {name}", file=sys.stderr, flush=True)
-            out["latency"].append({"build": name, **bench_latency_memory(python, size)})
+            out["latency"].append({"build": name, **bench_latency_memory(python, size, work)})
     return out
 
 
@@ -585,6 +640,31 @@ def longest_step(slices: dict[str, Any]) -> str:
     return f"{step['cpu_ms']} ms CPU ({step['kind']}), {step['wall_ms']} ms wall"
 
 
+def render_waits(runs: list[dict[str, Any]]) -> list[str]:
+    """Where the keys of the idle runs waited, from the server's timeline (builds that log it)."""
+    lines = [
+        "| text | size | build | keys typed while idle work remained | waited behind an idle "
+        "step: keys, p99 / max (the step's CPU in it) | read → status written, in the server "
+        "(median / p99 / max) | keys > 5 ms, during and after idle work: what most of each "
+        "one's wait went to |",
+        "| --- | ---: | --- | ---: | ---: | ---: | --- |",
+    ]
+    for r in runs:
+        during, after = (r.get("waits") or {}).get("during"), (r.get("waits") or {}).get("after")
+        if not during or not after:
+            continue
+        behind = during["behind_idle"]
+        slow = timeline.tail(during["slow"] + after["slow"], 5.0)
+        lines.append(
+            f"| {r['kind']} | {r['size'] // MB} MB | {r['build']} "
+            f"| {during['while_idle']} of {during['keys']} | {during['keys_behind_idle']}, "
+            f"{behind['p99_ms']:.1f} / {behind['max_ms']:.1f} ms "
+            f"({during['longest_behind_idle_cpu_ms']:.1f} ms) | {ms3(during['in_server'])} "
+            f"| {slow} |"
+        )
+    return lines
+
+
 def ms3(s: dict[str, float]) -> str:
     return f"{s['median_ms']:.1f} / {s['p99_ms']:.1f} / {s['max_ms']:.1f} ms"
 
@@ -593,29 +673,34 @@ def render(out: dict[str, Any]) -> str:
     """The run's three tables (idle work, latency and memory, whole re-encodes) in Markdown;
     benchmarks/tables.py renders the documented ones with this too."""
     lines = [
-        "| text | size | build | open → status | open → colours | prepare slices: CPU p99 / max "
-        "| longest idle step | keys during idle work (median / p99 / max) | keys after it |",
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| text | size | build | open → status | open → colours | prepare steps: CPU p99 / max "
+        "(steps), all | idle work done | longest idle step | keys during idle work "
+        "(median / p99 / max) | keys after it |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in out["idle"]:
         prep = r["slices"].get("prepare") or {"cpu_p99_ms": 0, "cpu_max_ms": 0, "n": 0}
+        total = f", {prep['cpu_total_ms']:.0f} ms" if "cpu_total_ms" in prep else ""
+        done = f"{r['slices']['done_s']} s" if "done_s" in r["slices"] else "–"
         lines.append(
             f"| {r['kind']} | {r['size'] // MB} MB | {r['build']} | {r['open_to_status_s']} s "
             f"| {r['open_to_colours_s']} s | {prep['cpu_p99_ms']} / {prep['cpu_max_ms']} ms "
-            f"({prep['n']}) | {longest_step(r['slices'])} "
+            f"({prep['n']}){total} | {done} | {longest_step(r['slices'])} "
             f"| {ms3(r['during'])} ({r['during']['n']} keys) | {ms3(r['after'])} |"
         )
+    lines += ["", *render_waits(out["idle"]), ""]
     lines += [
-        "",
         "| size | build | open → status | didChange → status median | p99 | RSS per token "
-        "| peak RSS |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| peak RSS | keys > 2 ms: what most of each one's wait went to |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in out["latency"]:
+        waits = r.get("waits")
+        slow = timeline.tail(waits["slow"], timeline.SLOW_MS) if waits else "–"
         lines.append(
             f"| {r['size'] // MB} MB | {r['build']} | {r['open_to_status_s']} s "
             f"| {r['median_ms']:.2f} ms | {r['p99_ms']:.2f} ms | {r['rss_bytes_per_token']} B "
-            f"| {r['peak_rss_mb']} MB |"
+            f"| {r['peak_rss_mb']} MB | {slow} |"
         )
     whole = {r["build"]: r for r in out["whole"]}
     # The core's own re-encode, timed in the run (older runs: a key of a baseline that

@@ -258,11 +258,14 @@ class TokenlineServer(LanguageServer):
             return []
 
     def notify(self, method: str, params: object) -> None:
+        started = time.monotonic()
         if type(params) is dict:
             assert isinstance(self.protocol, TokenlineProtocol)
             self.protocol.notify_plain(method, params)
         else:
             self.protocol.notify(method, params)
+        if log.isEnabledFor(logging.DEBUG):  # the server benchmark reads when a status went out
+            sent(method, params, started)
 
     def request(self, method: str, params: object) -> Awaitable[Any]:
         answer: asyncio.Future[Any] = self.protocol.send_request_async(method, params)
@@ -423,12 +426,18 @@ class TokenlineServer(LanguageServer):
         self._flush_scheduled = False
         if not self.pending:
             return
+        started, cpu = time.monotonic(), time.thread_time()
         uris = list(self.pending)
         self.pending.clear()
         for uri in uris:
             st = self.store.get(uri)
             if st is not None:
                 self.features.each("publish", st)
+        if log.isEnabledFor(logging.DEBUG):  # as transport.handled logs a message
+            took, cpu = (time.monotonic() - started) * 1e3, (time.thread_time() - cpu) * 1e3
+            log.debug(
+                "published %d: at %.6f, took %.3f ms, cpu %.3f ms", len(uris), started, took, cpu
+            )
 
     # -- errors -----------------------------------------------------------------------------------
 
@@ -450,6 +459,17 @@ class TokenlineServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(type=kind, message=message))
         except Exception:
             log.exception("could not send window/showMessage")
+
+
+def sent(method: str, params: object, started: float) -> None:
+    """Logs (DEBUG) a notification written to the client: its document and version, when its
+    writing started and how long it took (monotonic seconds, as transport.handled)."""
+    if isinstance(params, dict):
+        uri, version = params.get("uri"), params.get("version")
+    else:
+        uri, version = getattr(params, "uri", None), getattr(params, "version", None)
+    took = (time.monotonic() - started) * 1e3
+    log.debug("sent %s %s v%s: at %.6f, took %.3f ms", method, uri, version, started, took)
 
 
 def _quietly(answer: asyncio.Future[Any]) -> None:
