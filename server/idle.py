@@ -21,8 +21,13 @@ from typing import Protocol
 
 log = logging.getLogger("tokenline.server")
 
-# What one slice of work should take: well under the 5 ms a keystroke may wait behind it.
-SLICE_SECONDS = 0.002
+# What one slice of work should take: well under the 5 ms a keystroke may wait behind it. A slice
+# is sized from the last one's time, so one whose characters cost more than the last one's runs
+# over (base64 after prose: 2.2 times in a 10 MB run); and on a shared machine a slice may lose
+# its core midway, its key waiting longer still. 1 ms leaves room for both at a cost of twice the
+# slices, not twice the work (Document.prepare of 10 MB in 1 ms slices: 362-807 ms of CPU in
+# all, 391-834 ms in 2 ms ones).
+SLICE_SECONDS = 0.001
 
 
 class InputState(Protocol):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from types import SimpleNamespace
 
 import pytest
 import sentencepiece as spm
@@ -14,7 +15,7 @@ import sentencepiece as spm
 from tests.conftest import read_botchan
 from tokenline.core import Document, bundled_model_path, load_model
 from tokenline.core.rope import MEASURES, TARGET
-from tokenline.server import memory
+from tokenline.server import memory, store
 from tokenline.server.app import TokenlineServer
 from tokenline.server.catchup import ROPE_PIECE, Loading
 
@@ -62,3 +63,41 @@ def test_the_give_back_step_trims_the_heap_on_another_thread(
         gc.unfreeze()
     assert trimmed_on == ["malloc_trim"]
     assert threading.current_thread().name != "malloc_trim"
+
+
+class Clockwork:
+    """A document whose prepare() advances a fake clock by what its characters cost: `cheap`
+    seconds each in its first `switch` steps, `costly` after (prose, then base64)."""
+
+    def __init__(self, chars: int, switch: int, cheap: float, costly: float) -> None:
+        self.now, self.done, self.chars = 0.0, 0, chars
+        self.switch, self.cheap, self.costly = switch, cheap, costly
+        self.steps: list[float] = []
+
+    def prepare(self, budget: int) -> bool:
+        upto = min(self.chars, self.done + budget)
+        cost = self.cheap if len(self.steps) < self.switch else self.costly
+        self.steps.append((upto - self.done) * cost)
+        self.now += self.steps[-1]
+        self.done = upto
+        return upto < self.chars
+
+
+def test_a_prepare_step_whose_text_costs_three_times_the_last_ones_stays_under_5_ms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Steps are sized from the last one's time: where the text gets costlier (base64 after
+    prose), one step runs over by as much. Three times the cost per character stays within the
+    5 ms a keystroke may wait behind a step (the clock is the document's own)."""
+    doc = Clockwork(chars=3_000_000, switch=20, cheap=40e-9, costly=120e-9)
+    st = SimpleNamespace(uri="file:///a", doc=doc)
+    docs = SimpleNamespace(get=lambda uri: st)
+    monkeypatch.setattr(store, "time", SimpleNamespace(perf_counter=lambda: doc.now))
+    step = store.Preparation(st, docs)  # type: ignore[arg-type]
+    while step():
+        pass
+    assert doc.done == doc.chars
+    assert len(doc.steps) > doc.switch + 5
+    # The step where the cost rose took three times the one before it.
+    assert doc.steps[doc.switch] > 2.9 * doc.steps[doc.switch - 1]
+    assert max(doc.steps) <= 0.005
