@@ -11,7 +11,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
+import pytest
+
+from tokenline.server import idle
 from tokenline.server.idle import IdleWork
 from tokenline.server.transport import Inbox, _TcpInbox, pump_stdin
 
@@ -196,3 +201,48 @@ def test_a_delayed_job_waits_and_a_replaced_one_runs_its_new_step() -> None:
     log, took = asyncio.run(scenario())
     assert log == ["new"]
     assert took >= 0.05
+
+
+class Asyncio:
+    """asyncio as idle.py sees it, but for sleep, which records what it is asked for and only
+    yields (the rests of a fake clock take no time)."""
+
+    def __init__(self) -> None:
+        self.sleeps: list[float] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        await asyncio.sleep(0)
+
+
+def test_each_step_is_followed_by_a_rest_as_long_as_it_took_while_work_remains(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Steps back to back made the server a process that never sleeps, which the scheduler of
+    a busy machine makes wait for a core, keys and all. On a fake clock: steps of 1, 2 and 3 ms
+    rest 1 and 2 ms; none after the last."""
+    clock = [1000.0]
+    monkeypatch.setattr(
+        idle, "time", SimpleNamespace(monotonic=lambda: clock[0], thread_time=time.thread_time)
+    )
+    fake = Asyncio()
+    monkeypatch.setattr(idle, "asyncio", fake)
+    steps = iter([0.001, 0.002, 0.003])
+
+    def step() -> bool:
+        took = next(steps, None)
+        clock[0] += took or 0.0
+        return took != 0.003
+
+    async def scenario() -> None:
+        work = idle.IdleWork()
+        work.add("prepare", "file:///a", step)
+        while work.has("prepare", "file:///a"):
+            await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert [round(s, 6) for s in fake.sleeps if s] == [idle.REST * 0.001, idle.REST * 0.002]
+    assert idle.REST >= 1
