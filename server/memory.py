@@ -33,6 +33,8 @@ import threading
 import time
 from typing import Any
 
+from tokenline.server.reencode import yield_to_the_loop
+
 log = logging.getLogger("tokenline.server")
 
 # Documents at least this long (characters) leave enough behind to be worth a walk of the heap.
@@ -64,8 +66,11 @@ def freeze() -> None:
 
 
 def _timed_trim() -> None:
-    """give_back(), logged (DEBUG) with when it ran: the server benchmark sets it beside the keys
-    (ctypes lets go of the GIL, but the trim takes a core of two)."""
+    """give_back() at a lower priority than the event loop's (ctypes lets go of the GIL, but the
+    trim takes a core: 5-10 ms of it after a 10 MB document, in which a key once waited 9 ms
+    for the other one), logged (DEBUG) with when it ran: the server benchmark sets it beside
+    the keys."""
+    yield_to_the_loop()
     started = time.monotonic()
     give_back()
     took = (time.monotonic() - started) * 1e3

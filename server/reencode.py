@@ -54,15 +54,16 @@ class Reencoder:
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(
-                WORKERS, thread_name_prefix="tokenline-reencode", initializer=_yield_to_the_loop
+                WORKERS, thread_name_prefix="tokenline-reencode", initializer=yield_to_the_loop
             )
         future = loop.run_in_executor(self._pool, _work, model, normalized, newest)
         future.add_done_callback(lambda done: _land(done, landed))
 
 
-def _yield_to_the_loop() -> None:
-    """On Linux, where a thread has a nice value of its own: the worker's is WORKER_NICENESS
-    above the server's, so that on a busy machine a key's turn on the event loop comes first."""
+def yield_to_the_loop() -> None:
+    """On Linux, where a thread has a nice value of its own: the calling thread's (a worker's,
+    the heap's trim) becomes WORKER_NICENESS above the server's, so that on a busy machine a
+    key's turn on the event loop comes first."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError):
             tid = threading.get_native_id()
