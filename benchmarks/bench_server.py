@@ -51,6 +51,7 @@ import tempfile
 import threading
 import time
 from bisect import bisect_right
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -654,7 +655,8 @@ def render_waits(runs: list[dict[str, Any]]) -> list[str]:
         if not during or not after:
             continue
         behind = during["behind_idle"]
-        slow = timeline.tail(during["slow"] + after["slow"], 5.0)
+        over = Counter(during["over_ms"]["5"]) + Counter(after["over_ms"]["5"])
+        slow = timeline.tail(dict(over), 5.0)
         lines.append(
             f"| {r['kind']} | {r['size'] // MB} MB | {r['build']} "
             f"| {during['while_idle']} of {during['keys']} | {during['keys_behind_idle']}, "
@@ -696,7 +698,7 @@ def render(out: dict[str, Any]) -> str:
     ]
     for r in out["latency"]:
         waits = r.get("waits")
-        slow = timeline.tail(waits["slow"], timeline.SLOW_MS) if waits else "–"
+        slow = timeline.tail(waits["over_ms"]["2"], timeline.SLOW_MS) if waits else "–"
         lines.append(
             f"| {r['size'] // MB} MB | {r['build']} | {r['open_to_status_s']} s "
             f"| {r['median_ms']:.2f} ms | {r['p99_ms']:.2f} ms | {r['rss_bytes_per_token']} B "

@@ -199,11 +199,19 @@ def attributed(timeline: Timeline, uri: str, typed: list[Key]) -> Any:
         "behind_idle_cpu_max_ms": round(max(w["behind_idle_cpu_ms"] for w in waits), 3),
         "longest_behind_idle_cpu_ms": round(longest["behind_idle_cpu_ms"], 3),
         "in_server": spread(in_server),
-        "slow": [
+        # The keys over 2 and 5 ms, by what most of each one's wait went to; the slowest ten.
+        "over_ms": {f"{ms:g}": main_causes(slow, ms) for ms in (SLOW_MS, 5.0)},
+        "slowest": [
             {"total_ms": round(w["total_ms"], 2), **{k: round(v, 2) for k, v in top(w)}}
-            for w in sorted(slow, key=lambda w: -w["total_ms"])
+            for w in sorted(slow, key=lambda w: -w["total_ms"])[:10]
         ],
     }
+
+
+def main_causes(waits: list[dict[str, Any]], over: float) -> dict[str, int]:
+    """How many of the waits over `over` ms went mostly to each cause."""
+    keys = [w for w in waits if w["total_ms"] > over]
+    return dict(Counter(top(w, 1)[0][0] for w in keys).most_common())
 
 
 def top(wait: dict[str, Any], n: int = 3) -> list[tuple[str, float]]:
@@ -220,12 +228,11 @@ def spread(values: list[float]) -> dict[str, float]:
     }
 
 
-def tail(slow: list[dict[str, Any]], over: float) -> str:
-    """The keys over `over` ms by what most of each one's wait went to: "3 keys > 5 ms: 2
-    outside the server, 1 gc gen 2"."""
-    keys = [k for k in slow if k["total_ms"] > over]
-    if not keys:
+def tail(causes: dict[str, int], over: float) -> str:
+    """Keys over `over` ms by what most of each one's wait went to (main_causes): "3 keys > 5
+    ms: 2 waiting for a core, 1 gc gen 2"."""
+    n = sum(causes.values())
+    if not n:
         return f"no key > {over:g} ms"
-    causes = Counter(max((c for c in k if c != "total_ms"), key=lambda c: k[c]) for k in keys)
-    named = ", ".join(f"{n} {cause}" for cause, n in causes.most_common())
-    return f"{len(keys)} key{'s' if len(keys) > 1 else ''} > {over:g} ms: {named}"
+    named = ", ".join(f"{k} {cause}" for cause, k in sorted(causes.items(), key=lambda c: -c[1]))
+    return f"{n} key{'s' if n > 1 else ''} > {over:g} ms: {named}"
