@@ -5,11 +5,11 @@ model that re-encodes whole are jobs here. A job runs one slice at a time, and o
 reader waits with no bytes queued (`transport.Inbox.idle`); after each slice the runner yields
 to the event loop (its first turn polls the input), so a message that arrives during a slice
 waits for that slice alone, and is served, and its status published, before the next one. Then
-it rests as long as the slice took (REST) before the next: slices back to back made the server a
-process that never sleeps, which the kernel's scheduler makes wait for a core like any such
-process, and a key that came then waited with it (8-10 ms behind 1 ms steps at 10 MB, on a
-machine where keys after the idle work waited 2-6 ms). A job may wait for a time of its own
-(`not_before`): a whole re-encode waits until typing pauses.
+it rests as long as the slice took (REST) before the next while the client is active: slices
+back to back made the server a process that never sleeps, which the kernel's scheduler makes
+wait for a core like any such process, and a key that came then waited with it (8-10 ms behind
+1 ms steps at 10 MB, on a machine where keys after the idle work waited 2-6 ms). A job may
+wait for a time of its own (`not_before`): a whole re-encode waits until typing pauses.
 """
 
 from __future__ import annotations
@@ -32,16 +32,23 @@ log = logging.getLogger("tokenline.server")
 # all, 391-834 ms in 2 ms ones).
 SLICE_SECONDS = 0.001
 # After a slice the runner sleeps this many times as long as it took (by the clock) while more
-# work remains: the server takes at most half a core for idle work, and the input is served
-# during the rest as soon as it comes.
+# work remains and the client sent something in the last ACTIVE_SECONDS: the server then takes at
+# most half a core for idle work, and the input is served during the rest as soon as it comes.
+# With no input that recent the slices run back to back: a 100 MB chat file's totals took twice
+# as long with a rest after every slice, and the raw count four times as long.
 REST = 1.0
+ACTIVE_SECONDS = 1.0
 
 
 class InputState(Protocol):
-    """Whether the reader waits for input with none queued (transport.Inbox)."""
+    """Whether the reader waits for input with none queued, and when bytes last came
+    (transport.Inbox; time.monotonic())."""
 
     @property
     def idle(self) -> asyncio.Event: ...
+
+    @property
+    def arrived(self) -> float: ...
 
 
 @dataclass
@@ -120,7 +127,14 @@ class IdleWork:
             if not more and self._jobs.get(key) is job:
                 del self._jobs[key]
             await asyncio.sleep(0)
-            await asyncio.sleep(wall * REST if self._jobs else 0)
+            await asyncio.sleep(wall * REST if self._jobs and self._active() else 0)
+
+    def _active(self) -> bool:
+        """Whether the client sent something lately (so keys may come); without an input state
+        (slices between turns of the loop), always."""
+        if self._input is None:
+            return True
+        return time.monotonic() - self._input.arrived < ACTIVE_SECONDS
 
     def _next(self) -> tuple[tuple[str, str] | None, float]:
         """The first job whose time has come (low ones last), else None and how long until one's
