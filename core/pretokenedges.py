@@ -31,6 +31,7 @@ from tokenline.core.pretokenflags import (
     pretoken_start,
     seed_known,
 )
+from tokenline.core.segments import CACHED_SEGMENT_CHARS
 from tokenline.core.tokens import JOIN_INNER, TokenRun, TokenStore, to_vec
 from tokenline.core.window import NO_EDIT, Edges, Neighborhood, Stats, Window
 
@@ -195,7 +196,24 @@ class PreTokenEdges(LazyCuts):
         if inner_l:
             ok_l = ok_l and near.left_edge_holds(found, wl)
         ok_r: bool = not inner_r or near.right_edge_holds(found, wr)
+        if (inner_l and not ok_l) or (inner_r and not ok_r):
+            stop: i64 = pretoken_end + start if inner_r else b
+            self._short_now(w, near, wl, wr, stop - start, inner_l, inner_r)
         return found, ok_l, ok_r
+
+    def _short_now(
+        self, w: Window, near: Neighborhood, wl: i64, wr: i64, span: i64, left: bool, right: bool
+    ) -> None:
+        """A window whose edges inside a long pre-token failed, over `span` new characters from
+        its start to its end: a pre-token the edit made short (one the cache keeps) has no edges
+        inside it (its tokens all continue its first), so the next try reaches its cuts at once
+        instead of doubling its way there a try at a time."""
+        if span > CACHED_SEGMENT_CHARS:
+            return
+        if left:
+            w.reach_l = pretoken_start(near, wl)
+        if right:
+            w.reach_r = next_pretoken(near, wr)
 
     def _cut_before(self, w: Window, a: i64) -> bool:
         """An old cut stays a cut while what decided it lies before the changed text (the edit,

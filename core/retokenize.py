@@ -240,12 +240,26 @@ class Retokenizer:
         step_l: i64 = FIRST_STEP
         step_r: i64 = FIRST_STEP
         edges = self.edges
+        ntok: i64 = self.toks.size()
+        # The last try's edges, and which of them failed (none yet).
+        last_l: i64 = -1
+        last_r: i64 = -1
+        redo_l: bool = False
+        redo_r: bool = False
         while True:
-            edges.before_widen(w, near, w.kl - step_l, w.kr + step_r)
-            wl: i64 = near.boundary_down(w.kl - step_l) if w.move_left else w.kl
-            wr: i64 = near.boundary_up(w.kr + step_r) if w.move_right else w.kr
+            lo_k: i64 = min(w.kl - step_l, w.reach_l)
+            hi_k: i64 = max(w.kr + step_r, w.reach_r)
+            edges.before_widen(w, near, lo_k, hi_k)
+            wl: i64 = near.boundary_down(lo_k) if w.move_left else w.kl
+            wr: i64 = near.boundary_up(hi_k) if w.move_right else w.kr
             if wl <= w.floor or wr >= w.ceiling:
                 return False
+            if wl == last_l and wr == last_r and (redo_l or redo_r):
+                # The doubled steps fell on the same boundaries (a symbol or pre-token longer
+                # than the step): the same try would fail the same way. Double again.
+                step_l = 2 * step_l if redo_l else step_l
+                step_r = 2 * step_r if redo_r else step_r
+                continue
             a: i64 = near.start(wl) if w.move_left else w.a_fixed
             b: i64 = near.start(wr) + w.delta if w.move_right else w.b_fixed
             found, ok_l, ok_r = edges.attempt(w, near, wl, wr, a, b)
@@ -260,3 +274,7 @@ class Retokenizer:
                 step_l *= 2
             if not ok_r:
                 step_r *= 2
+            last_l = wl
+            last_r = wr
+            redo_l = not ok_l and wl > 0
+            redo_r = not ok_r and wr < ntok

@@ -61,6 +61,10 @@ class Window:
     floor: i64  # the left edge must stay above this token
     ceiling: i64  # the right edge must stay below this token
     limit: i64  # where the text the window is cut from ends (-1: the document's end)
+    # Old tokens the next try's edges must reach at least, set by a strategy that knows its edge
+    # cannot hold nearer (a pre-token an edit made short has no edges inside it).
+    reach_l: i64
+    reach_r: i64
     # The normalized text the last try read (new offsets).
     read_lo: i64
     read_hi: i64
@@ -84,6 +88,8 @@ class Window:
         self.floor = -1
         self.ceiling = 1 << 62
         self.limit = -1
+        self.reach_l = 1 << 62
+        self.reach_r = -1
         self.read_lo = 0
         self.read_hi = 0
         self.wl = kl

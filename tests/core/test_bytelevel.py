@@ -280,6 +280,56 @@ def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
     assert doc.engine.stats.encoded_chars - before < 300
 
 
+@pytest.mark.parametrize("name", REAL)
+@given(data=st.data())
+def test_edits_across_the_length_the_cache_keeps(
+    references: dict[str, tuple[Document, Encoder]], name: str, data: st.DataObject
+) -> None:
+    # Pieces of about 64 characters (kana, kanji, a byte-split kanji, letters) grow past the
+    # segment cache's limit and shrink under it: their tokens switch between edges inside a
+    # long piece and tokens that continue a short one.
+    doc, encode = references[name]
+    rng = random.Random(data.draw(st.integers(0, 10**6), label="seed"))
+    alphabet = data.draw(st.sampled_from(["あいうかき", "字漢語喎", "abcde"]), label="letters")
+    pieces = [
+        "。" + "".join(rng.choice(alphabet) for _ in range(rng.randrange(58, 70))) for _ in range(8)
+    ]
+    doc.set_text("".join(pieces) + "\n")
+    if data.draw(st.booleans(), label="prepared"):
+        while doc.prepare():
+            pass
+    for _ in range(data.draw(st.integers(1, 12), label="steps")):
+        at = data.draw(st.integers(0, doc.length()), label="at")
+        cut = data.draw(st.integers(0, min(3, doc.length() - at)), label="cut")
+        new = data.draw(st.sampled_from(["", alphabet[0], alphabet[1:3], "、", " "]), label="new")
+        expected = doc.text[:at] + new + doc.text[at + cut :]
+        doc.edit(at, at + cut, new)
+        assert doc.ids() == encode(expected), (at, cut, new)
+
+
+def test_an_edit_that_makes_a_long_piece_short_reaches_its_cuts_at_once(
+    references: dict[str, tuple[Document, Encoder]],
+) -> None:
+    # Pieces of 65 characters (one more than the segment cache keeps): their tokens are edges
+    # (BPE edges within them). Deleting one character makes a piece of 64, whose tokens all
+    # continue its first: no edge inside it can hold, so the second window takes the piece.
+    doc, encode = references["o200k_base"]
+    rng = random.Random(5)
+    kana = [chr(c) for c in range(0x3042, 0x3094)]
+    pieces = ["。" + "".join(rng.choice(kana) for _ in range(64)) for _ in range(30)]
+    doc.set_text("".join(pieces) + "\n")
+    while doc.prepare():
+        pass
+    for i in (3, 11, 20):
+        at = 65 * i + 30
+        calls = doc.engine.stats.encode_calls
+        doc.edit(at, at + 1, "")
+        assert doc.ids() == encode(doc.text)
+        assert doc.engine.stats.encode_calls - calls <= 2
+        doc.edit(at, at, pieces[i][30])  # and back to 65
+        assert doc.ids() == encode(doc.text)
+
+
 def test_every_known_pattern_is_fuzzed() -> None:
     assert set(pretokens.LOCAL_PATTERNS) <= set(tiktokenkit.PATTERNS.values())
 
