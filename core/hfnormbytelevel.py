@@ -203,6 +203,11 @@ class NormalizedEdges(PreTokenEdges):
         super().__init__(family, norm, toks, stats)
         self.fam = family
 
+    def _after(self, b: i64, end: i64, whole: bool) -> str:
+        # Whether the window's end is a cut depends on the matches open at it too: the text
+        # after it is read whole, as far as the window asked.
+        return self.norm.slice(b, end)
+
     def _cut_before(self, w: Window, a: i64) -> bool:
         limit: i64 = w.ns if w.move_right else w.b_fixed
         fam = self.fam

@@ -168,6 +168,9 @@ class PreTokenEdges(LazyCuts):
         if self.lo_inside or self.hi_inside:
             self._leave_run(w, near)
         start: i64 = near.start(pretoken_start(near, wl)) if inner_l else a
+        ok_l: bool = not w.move_left or wl == 0 or self._cut_before(w, start)
+        if not ok_l:  # known before encoding: widen the left alone, try the right with it
+            return None, False, True
         limit: i64 = w.limit if w.limit >= 0 else self.norm.length()
         if not w.move_right:
             limit = b  # a selection's end: its text ends there
@@ -189,12 +192,12 @@ class PreTokenEdges(LazyCuts):
         if w.ns != NO_EDIT and not self.family.added_ids:
             self.kept.base = start
             seed_known(self.family.cache, near, wl, wr, self.kept, text)
-        found = self.family.window(text, a - start, self.norm.slice(b, end), final, pretoken_end)
-        ok_l: bool = not w.move_left or wl == 0 or self._cut_before(w, start)
+        after = self._after(b, end, final or inner_r)
+        found = self.family.window(text, a - start, after, final, pretoken_end)
         if found is None:
-            return None, ok_l and not inner_l, False
+            return None, not inner_l, False
         if inner_l:
-            ok_l = ok_l and near.left_edge_holds(found, wl)
+            ok_l = near.left_edge_holds(found, wl)
         ok_r: bool = not inner_r or near.right_edge_holds(found, wr)
         if (inner_l and not ok_l) or (inner_r and not ok_r):
             stop: i64 = pretoken_end + start if inner_r else b
@@ -214,6 +217,16 @@ class PreTokenEdges(LazyCuts):
             w.reach_l = pretoken_start(near, wl)
         if right:
             w.reach_r = next_pretoken(near, wr)
+
+    def _after(self, b: i64, end: i64, whole: bool) -> str:
+        """The text after a window, [b, end), that its scan reads: unless `whole` (the text's
+        end, or the rest of a long pre-token), no further than what decides whether the window's
+        end is a cut (a scan of fewer pre-tokens)."""
+        after = self.norm.slice(b, end)
+        if whole:
+            return after
+        reach: i64 = self.family.reach_after(after)
+        return after[:reach] if reach < len(after) else after
 
     def _cut_before(self, w: Window, a: i64) -> bool:
         """An old cut stays a cut while what decided it lies before the changed text (the edit,

@@ -170,7 +170,8 @@ class KeptText:
         if lo < 0 or hi > len(text):
             return
         key = text[lo:hi]
+        if cache.holds(key):
+            return  # most are, once a few edits went by: copy no tokens
         i: i64 = k - near.k0
         j: i64 = e - near.k0
-        # put keeps what the cache holds already (a check, not counted as a lookup).
         cache.put(key, TokenRun(near.ids[i:j], near.lens[i:j], near.joins[i:j]))

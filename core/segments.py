@@ -133,6 +133,14 @@ class SegmentCache:
         e = self._find(segment)
         return EMPTY if e == EMPTY else i64(self.starts[e + 1]) - i64(self.starts[e])
 
+    def holds(self, segment: str) -> bool:
+        """Whether segment is cached (a check, not counted as a lookup)."""
+        if self._find(segment) == EMPTY:
+            self.misses -= 1
+            return False
+        self.hits -= 1
+        return True
+
     def get(self, segment: str) -> TokenRun | None:
         """segment's cached tokens as a run of their own (None when it is not cached)."""
         out = empty_run()
