@@ -15,16 +15,21 @@ from mypy_extensions import i64
 from tokenline.core.normalization import Normalization
 from tokenline.core.pretokenfamily import PreTokenRules
 from tokenline.core.pretokenflags import RUN_KNOW, continue_first, forget_marks, mark_run
+from tokenline.core.segments import CACHED_SEGMENT_CHARS
 from tokenline.core.tokens import JOIN_UNKNOWN, TokenStore
 from tokenline.core.window import NO_EDIT, Edges, Neighborhood, Stats, Window
 
 # Characters on each side of a selection end whose pre-token starts are found before the window
-# loop runs (lazy_cuts), and read past the last sure cut when finding them.
+# loop runs (lazy_cuts); and read past the last sure cut when finding them: the cut is one
+# whatever follows its first character, and the pre-token that starts there needs one more
+# character to show it starts there (more only scanned and thrown away: 64 cost a cold edit
+# 2 µs).
 KNOW_MARGIN: Final = 1024
-KNOW_AHEAD: Final = 64
-# The same on each side of an edit: most windows fit; one that reaches past learns more
-# (`before_widen`), so the first edit in an untouched part scans about what its window reads.
-EDIT_KNOW: Final = 64
+KNOW_AHEAD: Final = 8
+# The same on each side of an edit: most windows fit (an English word or two); one that reaches
+# past learns more (`before_widen`), so the first edit in an untouched part scans about what its
+# window reads (64 scanned three times what most windows read: a cold edit cost 2x a prepared one).
+EDIT_KNOW: Final = 16
 ALL_KNOWN: Final = 1 << 62
 
 
@@ -80,7 +85,9 @@ class LazyCuts(Edges):
         e: i64 = self._sync(min(total, hi), False, 0)
         self._learn(s, e, 0, total, False)
 
-    def _learn(self, s: i64, e: i64, shift: i64, limit: i64, inside: bool) -> None:
+    def _learn(
+        self, s: i64, e: i64, shift: i64, limit: i64, inside: bool, ahead: i64 = KNOW_AHEAD
+    ) -> None:
         """Finds which old tokens from sure cut s to sure cut e (old normalized offsets; the
         token at e included) start a pre-token. Their text is the current text at offsets
         `shift` further on, read up to `limit` at most (past e: what an edit left as it was).
@@ -101,8 +108,8 @@ class LazyCuts(Edges):
                 unknown = True
                 break
         if unknown:
-            # Reading KNOW_AHEAD past e: cuts up to e depend on at most a few characters there.
-            text = self.norm.slice(s + shift, min(limit, e + shift + KNOW_AHEAD))
+            # Reading `ahead` past e: cuts up to e depend on at most a few characters there.
+            text = self.norm.slice(s + shift, min(limit, e + shift + ahead))
             found = self.family.pretoken_joins(text, lens, joins)
             if inside:
                 continue_first(found)
@@ -166,6 +173,9 @@ class LazyCuts(Edges):
             return False  # added tokens may cut letter runs
         if hi >= self.norm.length():
             return False
+        probe = self.norm.slice(ns - 1, ns + 1)  # most edits are not in such a run: ask little
+        if not (probe.isascii() and probe.isalpha() and probe.islower()):
+            return False
         text = self.norm.slice(lo, hi)
         if not (text.isascii() and text.isalpha() and text.islower()):
             return False
@@ -191,7 +201,8 @@ class LazyCuts(Edges):
         s: i64 = self._sync(max(0, self.edit_lo - span), True, 0, span)
         # Inside a run, edit_lo lies RUN_KNOW letters before the edit: scanned so far, its token
         # continues a pre-token longer than the cache keeps, as it does.
-        self._learn(s, self.edit_lo, 0, w.ns, False)
+        ahead: i64 = CACHED_SEGMENT_CHARS if self.lo_inside else KNOW_AHEAD
+        self._learn(s, self.edit_lo, 0, w.ns, False, ahead)
         self.edit_lo = s
         self.edit_k0 = self.toks.at(s)
         self.lo_inside = False
