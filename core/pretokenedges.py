@@ -43,6 +43,12 @@ class PreTokenEdges(LazyCuts):
     keeps_run: bool
     # Where the edit being settled left the text alone (for seed_known).
     kept: KeptText
+    # Normalized characters from the start known to hold no added token's text (nor a character
+    # the guard of newer ones watches): scanned in idle slices after the lazy cuts, kept in step
+    # by edits; `added_seen` once some was found. A text known whole to hold none needs no guard
+    # (its scan read 150 characters of a Japanese window per edit, 2 µs).
+    added_upto: i64
+    added_seen: bool
 
     def __init__(
         self, family: PreTokenRules, norm: Normalization, toks: TokenStore, stats: Stats
@@ -50,12 +56,16 @@ class PreTokenEdges(LazyCuts):
         super().__init__(family, norm, toks, stats)
         self.keeps_run = False
         self.kept = KeptText(0, 0, 0, 0)
+        self.added_upto = 0
+        self.added_seen = False
 
     # -- opening -----------------------------------------------------------------------------
 
     def opening(self, text: str) -> TokenRun | None:
         fam = self.family
         self.known_upto = 0
+        self.added_upto = 0
+        self.added_seen = False
         if not fam.lazy_cuts:
             return None
         self.stats.encoded(len(text))
@@ -65,6 +75,57 @@ class PreTokenEdges(LazyCuts):
 
     def segmentable(self, text: str) -> bool:
         return self.family.clean(text)
+
+    def reloaded(self) -> None:
+        super().reloaded()
+        self.added_upto = 0
+        self.added_seen = False
+
+    def prepare(self, budget: i64) -> bool:
+        if super().prepare(budget):
+            return True
+        return self._scan_added(budget)
+
+    def _scan_added(self, budget: i64) -> bool:
+        """Reads about `budget` more characters for added tokens' text; True while more remain."""
+        total: i64 = self.norm.length()
+        if self.family.added_longest == 0 or self.added_seen or self.added_upto >= total:
+            return False
+        hi: i64 = min(total, self.added_upto + budget)
+        lo: i64 = max(0, self.added_upto - self._added_context())
+        if not self.family.clean(self.norm.slice(lo, hi)):
+            self.added_seen = True
+            return False
+        self.added_upto = hi
+        return hi < total
+
+    def _added_context(self) -> i64:
+        """Characters of the text on either side of a stretch that an added token in it may
+        take (none for the guard of newer characters, which are single characters)."""
+        fam = self.family
+        return fam.added_longest - 1 if fam.added_ids else 0
+
+    def _none_added(self) -> bool:
+        """Whether the whole text is known to hold no added token's text."""
+        return not self.added_seen and self.added_upto >= self.norm.length()
+
+    def edited(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
+        super().edited(ns, ne_old, ne_new)
+        if self.family.added_longest == 0 or self.added_seen:
+            return
+        context: i64 = self._added_context()
+        if ne_new > ns or context > 0:
+            lo: i64 = max(0, ns - context)
+            text = self.norm.slice(lo, min(self.norm.length(), ne_new + context))
+            if not self.family.clean(text):
+                self.added_seen = True
+                return
+        # The new text was read just now: what lay scanned past the edit stays so (a scan that
+        # stopped inside the old text goes on from the edit's start).
+        if self.added_upto >= ne_old:
+            self.added_upto += ne_new - ne_old
+        else:
+            self.added_upto = min(self.added_upto, ns)
 
     # -- edits -------------------------------------------------------------------------------
 
@@ -102,7 +163,7 @@ class PreTokenEdges(LazyCuts):
 
     def accepts(self, w: Window, near: Neighborhood) -> bool:
         fam = self.family
-        if fam.added_longest == 0:
+        if fam.added_longest == 0 or self._none_added():
             return True
         if self._near_added(w.read_lo, w.read_hi):
             return False
@@ -113,7 +174,7 @@ class PreTokenEdges(LazyCuts):
         self.know(b - KNOW_MARGIN, b + KNOW_MARGIN)
 
     def accepts_range(self, left: Window, right: Window) -> bool:
-        if self.family.added_longest == 0:
+        if self.family.added_longest == 0 or self._none_added():
             return True
         return not (
             self._near_added(left.read_lo, left.read_hi)

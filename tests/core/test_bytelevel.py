@@ -457,6 +457,37 @@ def test_characters_newer_than_our_unicode_tables(
     assert doc.encode_range(a, doc.length()) == encode(doc.text[a:])
 
 
+@pytest.mark.parametrize("name", REAL)
+def test_the_guard_of_newer_characters_after_an_idle_scan(
+    references: dict[str, tuple[Document, Encoder]], name: str
+) -> None:
+    # Idle work scans the text for newer characters; a text scanned whole without one skips
+    # the guard until an edit types one (or idle work has not yet read where one lies).
+    doc, encode = references[name]
+    newer = ["\U00018d80", "\U00011f00", "\U0002ebf0"]
+    rng = random.Random(12)
+    base = "中文字符测试，" * 30 + " word's x!" * 30
+    for prepared_first in (True, False):
+        doc.set_text(base)
+        if prepared_first:
+            while doc.prepare(256):
+                pass
+        for step in range(120):
+            at = rng.randrange(doc.length() + 1)
+            end = min(doc.length(), at + rng.choice([0, 1, 3]))
+            new = rng.choice([*newer, "字", "a", "'s", " ", ""] if step > 60 else ["字", "a", ""])
+            expected = doc.text[:at] + new + doc.text[end:]
+            doc.edit(at, end, new)
+            assert doc.ids() == encode(expected), (at, end, new)
+            if step % 10 == 0:
+                doc.prepare(100)
+        while doc.prepare():
+            pass
+        doc.edit(0, 0, "x")
+        assert doc.ids() == encode(doc.text)
+        assert any(c in doc.text for c in newer)  # the guard met them
+
+
 def test_the_newer_characters_guard_finds_every_one_of_them() -> None:
     """holds_newer scans for the few characters that could be newer (not letters, digits, white
     space, ASCII or common punctuation to `re`) before looking them up: every newer character is
