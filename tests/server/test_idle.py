@@ -218,12 +218,9 @@ class Asyncio:
         await asyncio.sleep(0)
 
 
-def test_each_step_is_followed_by_a_rest_as_long_as_it_took_while_work_remains(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Steps back to back made the server a process that never sleeps, which the scheduler of
-    a busy machine makes wait for a core, keys and all. On a fake clock: steps of 1, 2 and 3 ms
-    rest 1 and 2 ms; none after the last."""
+def rests_between_steps(monkeypatch: pytest.MonkeyPatch, quiet_for: float | None) -> list[float]:
+    """The rests (sleeps) IdleWork takes between steps of 1, 2 and 3 ms on a fake clock, with
+    an input state whose bytes came `quiet_for` seconds before (None: no input state)."""
     clock = [1000.0]
     monkeypatch.setattr(
         idle, "time", SimpleNamespace(monotonic=lambda: clock[0], thread_time=time.thread_time)
@@ -239,13 +236,14 @@ def test_each_step_is_followed_by_a_rest_as_long_as_it_took_while_work_remains(
 
     async def scenario() -> None:
         work = idle.IdleWork()
+        if quiet_for is not None:
+            work.attach(Input(clock[0] - quiet_for))
         work.add("prepare", "file:///a", step)
         while work.has("prepare", "file:///a"):
             await asyncio.sleep(0)
 
     asyncio.run(scenario())
-    assert [round(s, 6) for s in fake.sleeps if s] == [idle.REST * 0.001, idle.REST * 0.002]
-    assert idle.REST >= 1
+    return [round(s, 6) for s in fake.sleeps if s]
 
 
 class Input:
@@ -258,32 +256,22 @@ class Input:
         self.arrived = arrived
 
 
+def test_each_step_is_followed_by_a_rest_as_long_as_it_took_while_work_remains(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Steps back to back made the server a process that never sleeps, which the scheduler of
+    a busy machine makes wait for a core, keys and all. On a fake clock: steps of 1, 2 and 3 ms
+    rest 1 and 2 ms; none after the last."""
+    rested = rests_between_steps(monkeypatch, None)
+    assert rested == [idle.REST * 0.001, idle.REST * 0.002]
+    assert idle.REST >= 1
+
+
 @pytest.mark.parametrize(("quiet_for", "rests"), [(0.2, True), (5.0, False)])
 def test_steps_rest_only_while_the_client_is_active(
     monkeypatch: pytest.MonkeyPatch, quiet_for: float, rests: bool
 ) -> None:
     """Rests protect keys that may come; with nothing sent for seconds the slices run back to
     back (a 100 MB chat file's totals took twice as long with a rest after each)."""
-    clock = [1000.0]
-    monkeypatch.setattr(
-        idle, "time", SimpleNamespace(monotonic=lambda: clock[0], thread_time=time.thread_time)
-    )
-    fake = Asyncio()
-    monkeypatch.setattr(idle, "asyncio", fake)
-    steps = iter([0.001, 0.002, 0.003])
-
-    def step() -> bool:
-        took = next(steps, None)
-        clock[0] += took or 0.0
-        return took != 0.003
-
-    async def scenario() -> None:
-        work = idle.IdleWork()
-        work.attach(Input(clock[0] - quiet_for))
-        work.add("prepare", "file:///a", step)
-        while work.has("prepare", "file:///a"):
-            await asyncio.sleep(0)
-
-    asyncio.run(scenario())
-    rested = [round(s, 6) for s in fake.sleeps if s]
+    rested = rests_between_steps(monkeypatch, quiet_for)
     assert rested == ([idle.REST * 0.001, idle.REST * 0.002] if rests else [])
