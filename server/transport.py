@@ -223,7 +223,8 @@ async def serve_reader(
             body = await reader.readexactly(content_length)
             if not body:
                 break
-            started, cpu = time.monotonic(), time.thread_time()
+            timed = log.isEnabledFor(logging.DEBUG)  # no clock reads per key otherwise
+            started, cpu = (time.monotonic(), time.thread_time()) if timed else (0.0, 0.0)
             message: Any = None
             try:
                 message = decoded(body, protocol.structure_message)
@@ -233,7 +234,7 @@ async def serve_reader(
                 error_handler(exc, JsonRpcException)
             finally:
                 content_length = 0
-            if log.isEnabledFor(logging.DEBUG):
+            if timed:
                 handled(message, reader.arrived, started, cpu)
 
 
