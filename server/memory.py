@@ -33,7 +33,7 @@ import threading
 import time
 from typing import Any
 
-from tokenline.server.reencode import yield_to_the_loop
+from tokenline.server.priority import yield_to_the_loop
 
 log = logging.getLogger("tokenline.server")
 

@@ -13,21 +13,17 @@ skipped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
-import sys
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 
 from tokenline.core import Model, TokenRun, whole_tokens
+from tokenline.server.priority import yield_to_the_loop
 
 log = logging.getLogger("tokenline.server")
 
 WORKERS = 2
-WORKER_NICENESS = 5
 
 # What a worker hands back: the tokens (None when skipped or failed), the seconds the encode
 # took, and what it raised.
@@ -58,18 +54,6 @@ class Reencoder:
             )
         future = loop.run_in_executor(self._pool, _work, model, normalized, newest)
         future.add_done_callback(lambda done: _land(done, landed))
-
-
-def yield_to_the_loop() -> None:
-    """On Linux, where a thread has a nice value of its own: the calling thread's (a worker's,
-    the heap's trim) becomes WORKER_NICENESS above the server's, so that on a busy machine a
-    key's turn on the event loop comes first."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError):
-            tid = threading.get_native_id()
-            os.setpriority(
-                os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICENESS
-            )
 
 
 def _work(

@@ -20,7 +20,7 @@ from tokenline.core.rope import MEASURES, TARGET
 from tokenline.server import memory, store
 from tokenline.server.app import TokenlineServer
 from tokenline.server.catchup import ROPE_PIECE, Loading
-from tokenline.server.reencode import WORKER_NICENESS
+from tokenline.server.priority import WORKER_NICENESS
 
 MODEL = "mistral-7b-v0.1"
 
