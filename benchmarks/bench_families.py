@@ -5,9 +5,9 @@ as in bench_core; median, p99, p99.9 and max, right after opening and after idle
 1 MB and 10 MB of English prose (and with --texts, of Japanese prose and Python source), beside
 the reference's full encode of the same text; edits inside one 1 MB line without breaks (a run of
 letters, one pre-token where the library's BPE of the piece is the whole cost; with --blobs,
-base64 and `aB3+/` repeated too); and opening a document beside one full encode. Medians over
-many runs in CPU time of this process (see runinfo.py), ratios taken in the same run (the
-machines are shared and noisy).
+base64 and `aB3+/` repeated too), and a space or a comma typed there and undone (a split and a
+join); and opening a document beside one full encode. Medians over many runs in CPU time of this
+process (see runinfo.py), ratios taken in the same run (the machines are shared and noisy).
 
 Models are tiktoken names, Tekken files, tokenizer.json files (by default the real Phi-3 mini
 file of tests/data: Llama 2's pieces and layout), or `hf:<layout>`: a tokenizer.json trained at
@@ -193,7 +193,6 @@ def blob_row(spec: str, kind: str, edits: int, budget_s: float) -> dict:
         new = rng.choice(string.ascii_lowercase if old.islower() else blob[:64])
         lat.append(timed(doc.edit, at, at + 1, new) * 1e3)
         doc.edit(at, at + 1, old)
-    assert doc.ids() == model.encode(doc.text)
     ordered = sorted(lat)
     row.update(
         blob_ms=statistics.median(lat),
@@ -202,7 +201,28 @@ def blob_row(spec: str, kind: str, edits: int, budget_s: float) -> dict:
         edits=len(lat),
         first_ms=cold * 1e3,
     )
+    row.update(split_row(doc, rng, len(blob), max(MIN_EDITS, edits // 4), budget_s))
+    assert doc.ids() == model.encode(doc.text)
     return row
+
+
+def split_row(
+    doc: Document, rng: random.Random, size: int, edits: int, budget_s: float
+) -> dict[str, float]:
+    """A space, then a comma, typed inside the line (splitting it in two), each undone at once
+    (joining the two again): the median ms of each, by series of `edits` (or `budget_s`)."""
+    out: dict[str, float] = {}
+    joins: list[float] = []
+    for key, mark in (("space_ms", " "), ("comma_ms", ",")):
+        lat: list[float] = []
+        stop = time.perf_counter() + budget_s
+        while len(lat) < edits and (len(lat) < MIN_EDITS or time.perf_counter() < stop):
+            at = rng.randrange(10, size)
+            lat.append(timed(doc.edit, at, at, mark) * 1e3)
+            joins.append(timed(doc.edit, at, at + 1, "") * 1e3)
+        out[key] = statistics.median(lat)
+    out["join_ms"] = statistics.median(joins)
+    return out
 
 
 def _us(value: float | None) -> str:
@@ -238,17 +258,20 @@ def report(rows: list[dict], blobs: list[dict]) -> str:
     lines += [
         "",
         "| model | 1 MB line | edit median | p99 | max | edits | first edit there, right after"
-        " opening | full encode |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        " opening | full encode | space typed | comma typed | join |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for b in blobs:
         if "skipped" in b:
-            lines.append(f"| {b['model']} | {b['line']} | not measured: {b['skipped']} | | | | | |")
+            lines.append(
+                f"| {b['model']} | {b['line']} | not measured: {b['skipped']} | | | | | | | | |"
+            )
             continue
         lines.append(
             f"| {b['model']} | {b['line']} | {_us(b['blob_ms'] * 1e3)} | {_us(b['p99_ms'] * 1e3)}"
             f" | {_us(b['max_ms'] * 1e3)} | {b['edits']} | {b['first_ms']:.1f} ms |"
-            f" {b['full_ms']:,.0f} ms |"
+            f" {b['full_ms']:,.0f} ms | {_us(b['space_ms'] * 1e3)} | {_us(b['comma_ms'] * 1e3)} |"
+            f" {_us(b['join_ms'] * 1e3)} |"
         )
     return "\n".join(lines)
 

@@ -25,7 +25,7 @@ from mypy_extensions import i32, i64, u8
 
 from tokenline.core.addedsplit import SENTINEL_RX, AddedSplit
 from tokenline.core.family import Family
-from tokenline.core.longwords import LongWordEdges, LongWords
+from tokenline.core.longwords import CUT, OPEN, LongWordEdges, LongWords
 from tokenline.core.normalization import Normalization
 from tokenline.core.rope import TextRope
 from tokenline.core.stepnorm import StepNorm
@@ -180,6 +180,34 @@ class WordLevelLength(LongWords):
         if at - s0 <= self.longest_added and e0 - upto <= self.longest_added:
             return -1
         return self.family.unk
+
+    def fits(self, text: str, at: i64, upto: i64, first: i64, last: i64, run: TokenRun) -> bool:
+        """An open side's word is the read's first (last) pre-token, which must touch the read's
+        edge (so it is the old token's word, which the unread characters continue) and be
+        longer than any vocabulary word already. A cut side is an old token boundary, where a
+        word starts: the pre-tokenizers decide that from the characters either side of it,
+        which must be old ones."""
+        if SENTINEL_RX.search(text) is not None:
+            return False
+        pieces = self.family.pre.pre_tokenize_str(text)
+        if len(pieces) == 0:
+            return False
+        n: i64 = len(text)
+        m: i64 = run.size()
+        unk: i64 = self.family.unk
+        s0: i64 = pieces[0][1][0]
+        e0: i64 = pieces[0][1][1]
+        if first == OPEN and (s0 != 0 or e0 <= self.longest or i64(run.ids[0]) != unk):
+            return False
+        if first == CUT and (at < 1 or s0 != 0):
+            return False
+        s1: i64 = pieces[len(pieces) - 1][1][0]
+        e1: i64 = pieces[len(pieces) - 1][1][1]
+        if last == OPEN and (e1 != n or e1 - s1 <= self.longest or i64(run.ids[m - 1]) != unk):
+            return False
+        if last == OPEN and i64(run.lens[m - 1]) != n - s1:
+            return False
+        return last != CUT or upto < n
 
     def clean(self, text: str) -> bool:
         rx = self.family.added.rx

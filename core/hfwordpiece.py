@@ -15,7 +15,8 @@ from typing import Any, Final
 from librt.vecs import vec
 from mypy_extensions import i64, u8
 
-from tokenline.core.longwords import LongWords
+from tokenline.core.longwords import CUT, OPEN, LongWords
+from tokenline.core.tokens import TokenRun
 from tokenline.core.usermatch import UserMatcher
 
 # What a character is inside a word (WordPieceLength.kind): bits, and its count of normalized
@@ -91,6 +92,51 @@ class WordPieceLength(LongWords):
         if left <= self.longest_added and right <= self.longest_added:
             return -1
         return self.unk
+
+    def fits(self, text: str, at: i64, upto: i64, first: i64, last: i64, run: TokenRun) -> bool:
+        """An open side's word is the run of characters that join from the read's edge, past
+        the limit by the characters read alone (so whatever the unread ones add); a counted
+        character in it is the old token's own word (white space and deleted characters come
+        before it in the token), which no added token can be (none occurs in the read). A cut
+        side is an old token boundary: the cut before it stays when old characters before the
+        edit show where the token's word starts (_word_start); the one after it, when the
+        read's last character, the end of the old word before the boundary, is old."""
+        n: i64 = len(text)
+        m: i64 = run.size()
+        unk: i64 = self.unk
+        if first == OPEN:
+            end: i64 = self._joined_run(text, 0, 1)
+            if end < 0 or i64(run.ids[0]) != unk or i64(run.lens[0]) != end:
+                return False
+        elif first == CUT and self._word_start(text, at) < 0:
+            return False
+        if last == OPEN:
+            start: i64 = self._joined_run(text, n - 1, -1)
+            if start < 0 or i64(run.ids[m - 1]) != unk or n - i64(run.lens[m - 1]) > start:
+                return False
+        elif last == CUT:
+            if upto >= n:
+                return False
+            kind: i64 = self.kind(text[n - 1])
+            if (kind >> COUNT_SHIFT) == 0 or (kind & BLANK) != 0:
+                return False
+        return True
+
+    def _joined_run(self, text: str, p: i64, step: i64) -> i64:
+        """From text[p] in direction step (1 or -1), the characters that join into one word:
+        where the run ends (the first index past it; the index of its first character going
+        back), or -1 when they count no more normalized characters than the limit."""
+        n: i64 = len(text)
+        total: i64 = 0
+        while 0 <= p < n:
+            kind: i64 = self.kind(text[p])
+            if (kind & JOINS) == 0:
+                break
+            total += kind >> COUNT_SHIFT
+            p += step
+        if total <= self.limit:
+            return -1
+        return p if step > 0 else p + 1
 
     def _word_start(self, text: str, at: i64) -> i64:
         """Where the new word starts in text, as the old characters before the edit show: at
