@@ -130,7 +130,9 @@ def test_splits_and_joins_around_long_words(
     check_layout(judge, doc, text)
     for _ in range(data.draw(st.integers(1, 8), label="steps")):
         start = _near_break(text, data)
-        end = data.draw(st.integers(start, min(len(text), start + 4)), label="end")
+        # A few characters, or a stretch from one long word into another.
+        far = st.integers(start, len(text))
+        end = data.draw(st.integers(start, min(len(text), start + 4)) | far, label="end")
         new = data.draw(inserts, label="new")
         text = text[:start] + new + text[end:]
         doc.edit(start, end, new)
