@@ -189,26 +189,39 @@ def families(tokenizer_json: bool) -> str:
         )
     models = list(dict.fromkeys(r["model"] for r in rows))
     spread = ", ".join(f"{m} {flatness([r for r in rows if r['model'] == m])}" for m in models)
-    lines += [
-        "",
-        f"{spread_label(rows)}: {spread}.",
-        "",
+    lines += ["", f"{spread_label(rows)}: {spread}.", "", *_blob_table(blobs)]
+    return "\n".join(lines)
+
+
+def _blob_table(blobs: list[dict[str, Any]]) -> list[str]:
+    """Edits in 1 MB pre-tokens; with the split and join columns when the run timed them."""
+    keys = [k for k in ("space_ms", "comma_ms", "join_ms") if any(k in b for b in blobs)]
+    extra = "".join(f" | {SPLIT_COLUMNS[k]}" for k in keys)
+    lines = [
         "| model | edit inside a 1 MB pre-token | first edit there, right after opening "
-        "| full encode (reference) | space typed there | comma typed | join (their undo) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"| full encode (reference){extra} |",
+        "| --- | ---: | ---: | ---:" + " | ---:" * len(keys) + " |",
     ]
     for b in blobs:
         if "skipped" in b:
-            lines.append(f"| {b['model']} | not measured: {b['skipped']} | | | | | |")
-        else:
-            # Results from before the split and join edits were timed show "—" there.
-            keys = ("space_ms", "comma_ms", "join_ms")
-            splits = [us(b[k] * 1e3) if k in b else "—" for k in keys]
             lines.append(
-                f"| {b['model']} | {ms(b['blob_ms'])} | {ms(b['first_ms'])} | {ms(b['full_ms'])} "
-                f"| {' | '.join(splits)} |"
+                f"| {b['model']} | not measured: {b['skipped']} | |" + " |" * (len(keys) + 1)
             )
-    return "\n".join(lines)
+            continue
+        cells = "".join(f" | {ms(b[k])}" if k in b else " | —" for k in keys)
+        lines.append(
+            f"| {b['model']} | {ms(b['blob_ms'])} | {ms(b['first_ms'])} | {ms(b['full_ms'])}"
+            f"{cells} |"
+        )
+    return lines
+
+
+# Headers of bench_families' split and join timings in a 1 MB pre-token.
+SPLIT_COLUMNS = {
+    "space_ms": "space typed there",
+    "comma_ms": "comma typed",
+    "join_ms": "join (their undo)",
+}
 
 
 def series(r: dict[str, Any], prefix: str) -> str:
