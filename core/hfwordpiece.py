@@ -95,9 +95,11 @@ class WordPieceLength(LongWords):
 
     def fits(self, text: str, at: i64, upto: i64, first: i64, last: i64, run: TokenRun) -> bool:
         """An open side's word is the run of characters that join from the read's edge, past
-        the limit by the characters read alone (so whatever the unread ones add); a counted
-        character in it is the old token's own word (white space and deleted characters come
-        before it in the token), which no added token can be (none occurs in the read). A cut
+        the limit by the characters read alone (so whatever the unread ones add); the edge
+        character, in the old token read into, must count (_own): it is then that token's own
+        word, which no added token can be (none occurs in the read), and the unread characters
+        are the rest of it (the token ends with its word, and starts with it or the white space
+        and deleted characters before it). A cut
         side is an old token boundary: the cut before it stays when old characters before the
         edit show where the token's word starts (_word_start); the one after it, when the
         read's last character, the end of the old word before the boundary, is old."""
@@ -106,13 +108,17 @@ class WordPieceLength(LongWords):
         unk: i64 = self.unk
         if first == OPEN:
             end: i64 = self._joined_run(text, 0, 1)
-            if end < 0 or i64(run.ids[0]) != unk or i64(run.lens[0]) != end:
+            if end < 0 or not self._own(text[0]):
+                return False
+            if i64(run.ids[0]) != unk or i64(run.lens[0]) != end:
                 return False
         elif first == CUT and self._word_start(text, at) < 0:
             return False
         if last == OPEN:
             start: i64 = self._joined_run(text, n - 1, -1)
-            if start < 0 or i64(run.ids[m - 1]) != unk or n - i64(run.lens[m - 1]) > start:
+            if start < 0 or not self._own(text[n - 1]):
+                return False
+            if i64(run.ids[m - 1]) != unk or n - i64(run.lens[m - 1]) > start:
                 return False
         elif last == CUT:
             if upto >= n:
@@ -121,6 +127,13 @@ class WordPieceLength(LongWords):
             if (kind >> COUNT_SHIFT) == 0 or (kind & BLANK) != 0:
                 return False
         return True
+
+    def _own(self, c: str) -> bool:
+        """Whether c, an open side's outermost character (in the old token read into), is that
+        token's word: a character of a word that counts (white space and deleted characters
+        may be the token's, before its word, or the next word's)."""
+        kind: i64 = self.kind(c)
+        return (kind & JOINS) != 0 and (kind >> COUNT_SHIFT) > 0
 
     def _joined_run(self, text: str, p: i64, step: i64) -> i64:
         """From text[p] in direction step (1 or -1), the characters that join into one word:

@@ -187,3 +187,21 @@ def test_a_letter_typed_among_deleted_characters_joins_the_word_before(
         text = text[:start] + new + text[end:]
         doc.edit(start, end, new)
         check_layout(judge, doc, text)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n.startswith(("wp-", "bert"))])
+def test_a_long_token_of_deleted_characters_is_not_a_long_word(
+    split_judges: dict[str, Judge], name: str
+) -> None:
+    """A word past the limit, then a token of a space, more than two reaches of deleted
+    characters and a comma: deleting the space, the read ends inside that token among deleted
+    characters that join the word before it, but its unread part holds the comma, a word of its
+    own (found by hypothesis)."""
+    judge = split_judges[name]
+    rule = _rule(judge)
+    at = _limit(rule) + 1
+    text = "a" * at + " " + "\x01" * (2 * int(rule.reach) + 1) + ","
+    doc = Document(judge.model, text)
+    text = text[:at] + text[at + 1 :]
+    doc.edit(at, at + 1, "")
+    check_layout(judge, doc, text)
