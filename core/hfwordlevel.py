@@ -7,8 +7,8 @@ matches them (tokenline.core.addedsplit), and each token holds its word and the 
 it (the first token also the white space before it), so a token starts where a word starts.
 
 A word longer than the longest in the vocabulary is the unknown token whatever its characters: an
-edit inside one is settled from a bounded read around it (`WordLevelLength`, see
-tokenline.core.longwords), not by encoding the word again.
+edit inside one, or one that splits or joins such words, is settled from a bounded read around it
+(`WordLevelLength`, see tokenline.core.longwords), not by encoding the word again.
 
 Whether a word starts at a place depends only on the characters either side of it and on the
 added tokens that could cover it, which `longest` characters past it settle: a window whose two

@@ -3,9 +3,10 @@
 The library's WordPiece gives a word (a pre-token of the normalized text) whose characters number
 more than max_input_chars_per_word one unknown token, without looking at its vocabulary. For the
 files whose words are independent (hfloader: BERT's normalizer, or none, and pre-tokenizer), an
-edit inside such a word needs only a bounded read (tokenline.core.longwords): BERT's normalizer
-maps each character alone (cleaning, Chinese characters, accents and case), so a character's
-part in a word, and its count of normalized characters, are its own, found once per character.
+edit inside such a word, or one that splits or joins such words, needs only a bounded read
+(tokenline.core.longwords): BERT's normalizer maps each character alone (cleaning, Chinese
+characters, accents and case), so a character's part in a word, and its count of normalized
+characters, are its own, found once per character.
 """
 
 from __future__ import annotations
