@@ -153,6 +153,8 @@ class LongWordEdges(SymbolEdges):
         toks = self.toks
         n: i64 = toks.size()
         reach: i64 = self.rule.reach
+        if not (self._in_long(w.ns - reach) or self._in_long(w.ne_old + reach)):
+            return  # most edits: no long token where the read would end
         lo_k, lo, first = self._left_side(w.ns - reach)
         hi_k, hi, last = self._right_side(w.ne_old + reach)
         if lo_k < 0 or hi_k < 0 or (first != OPEN and last != OPEN):
@@ -181,6 +183,14 @@ class LongWordEdges(SymbolEdges):
             last_i: i64 = run.size() - 1
             run.lens[last_i] = run.lens[last_i] + i32(e - hi)
         self._take(lo_k, hi_k, run)
+
+    def _in_long(self, at: i64) -> bool:
+        """Whether old normalized offset `at` lies inside a token read into, not whole."""
+        toks = self.toks
+        if at <= 0 or at >= toks.total_length():
+            return False
+        k: i64 = toks.at(at)
+        return toks.start(k) < at and toks.length(k) > LONG_READS * self.rule.reach
 
     def _left_side(self, at: i64) -> tuple[i64, i64, i64]:
         """Where a read that should start near normalized offset `at` starts: (the first old
