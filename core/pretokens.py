@@ -32,6 +32,9 @@ _SYNC_OTHERS: Final = (
 )
 _LETTER_CUT: Final = re.compile(f"[{_SYNC_LETTERS}][{_SYNC_OTHERS}]")
 _LETTER_CUT_REVERSED: Final = re.compile(f"[{_SYNC_OTHERS}][{_SYNC_LETTERS}]")
+# The same pairs, and a line break before such a letter, in one scan of `re` (near_sync).
+_NEAR_CUT: Final = re.compile(f"[{_SYNC_LETTERS}][{_SYNC_OTHERS}]|\n[{_SYNC_LETTERS}]")
+_NEAR_CUT_REVERSED: Final = re.compile(f"[{_SYNC_OTHERS}][{_SYNC_LETTERS}]|[{_SYNC_LETTERS}]\n")
 SYNC_WINDOW: Final = 256
 # Characters a match may read past its end besides a run of white space.
 READ_PAST: Final = 4
@@ -196,6 +199,17 @@ def sync_in(text: str, last: bool) -> i64:
     if at_break < 0 or at_letter < 0:
         return max(at_break, at_letter)
     return max(at_break, at_letter) if last else min(at_break, at_letter)
+
+
+def near_sync(text: str, last: bool) -> i64:
+    """Places sync_in finds, in a short text, one scan of `re` (sync_in's line breaks before
+    any letter of `regex`'s tables take two scans, one in `regex`: 0.9 µs of 64 characters):
+    only a line break before a letter of the ranges _LETTER_CUT trusts counts. -1: none."""
+    if not last:
+        m = _NEAR_CUT.search(text)
+        return -1 if m is None else m.start() + 1
+    r = _NEAR_CUT_REVERSED.search(text[::-1])
+    return -1 if r is None else len(text) - 1 - r.start()
 
 
 def _break_sync(text: str, last: bool) -> i64:
