@@ -114,7 +114,7 @@ class LazyCuts(Edges):
             k1 += 1  # e is a cut: the token starting there starts a pre-token
         if k0 >= k1:
             return
-        ids, lens, joins, _ = toks.window(k0, k1)
+        _, lens, joins, _ = toks.window(k0, k1)
         unknown: bool = False
         for j in joins:
             if (j & JOIN_UNKNOWN) != 0:
@@ -126,7 +126,7 @@ class LazyCuts(Edges):
             found = self.family.pretoken_joins(text, lens, joins)
             if inside:
                 continue_first(found)
-            toks.replace(k0, k1, ids, lens, found)
+            toks.set_joins(k0, found)
 
     def prepare(self, budget: i64) -> bool:
         total: i64 = self.norm.length()

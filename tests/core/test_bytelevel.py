@@ -359,6 +359,10 @@ def test_a_sync_place_is_always_a_cut(name: str, text: str) -> None:
         near = pretokens.near_sync(pair, True)
         assert near == pretokens.near_sync(pair, False)
         assert near < 0 or pretokens.sync_in(pair, True) == 1, (text, i)
+    # ... the last and the first of them in a longer text.
+    places = [i for i in range(1, len(text)) if pretokens.near_sync(text[i - 1 : i + 1], True) == 1]
+    assert pretokens.near_sync(text, True) == max(places, default=-1)
+    assert pretokens.near_sync(text, False) == min(places, default=-1)
 
 
 @pytest.mark.parametrize("name", REAL)
