@@ -498,9 +498,9 @@ def test_the_guard_of_newer_characters_after_an_idle_scan(
 
 
 def test_the_newer_characters_guard_finds_every_one_of_them() -> None:
-    """holds_newer scans for the few characters that could be newer (not letters, digits, white
-    space, ASCII or common punctuation to `re`) before looking them up: every newer character is
-    found among prose of each kind, and prose without one is clean."""
+    """holds_newer scans for the few characters that could be newer (newer ones of the BMP, and
+    any beyond it) before looking them up: every newer character is found among prose of each
+    kind, and prose without one is clean."""
     newer = pretokens.newer_characters()
     prose = ["日本語の文章、「例」。", "中文字符测试，", "Ünïcödé — “quoted”… ", "a b\n"]
     for c in sorted(newer):
