@@ -22,6 +22,7 @@ from tokenline.core.pretokens import (
     READ_PAST,
     PreTokenSegmenter,
     holds_newer,
+    near_sync,
     newer_characters,
     reach_after,
     run_continues,
@@ -254,6 +255,9 @@ class ByteLevelFamily(PreTokenFamily):
 
     def sync_in(self, text: str, last: bool) -> i64:
         return sync_in(text, last)
+
+    def near_sync(self, text: str, last: bool) -> i64:
+        return near_sync(text, last)
 
     def pretoken_joins(self, text: str, lens: vec[i32], joins: vec[u8]) -> vec[u8]:
         out = vec[u8](capacity=len(lens))

@@ -291,6 +291,25 @@ class Columns(Chunks):
             i = 0
         return wide, flags
 
+    def set_flags(self, col: i64, k0: i64, values: vec[u8]) -> None:
+        """Overwrites a flag column over rows [k0, k0 + len(values)) in place: no measure
+        changes, so no splice."""
+        n: i64 = len(values)
+        if n == 0:
+            return
+        c, i = self.locate(k0)
+        column = self.flags[col]
+        j: i64 = 0
+        while j < n:
+            chunk = column[c]
+            stop: i64 = min(i64(len(chunk)), i + n - j)
+            while i < stop:
+                chunk[i] = values[j]
+                i += 1
+                j += 1
+            c += 1
+            i = 0
+
     def to_list(self, col: i64, k0: i64, k1: i64) -> list[int]:
         """Values of a wide column over rows [k0, k1), clamped to the rows there are."""
         k1 = min(k1, self.size())

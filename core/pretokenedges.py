@@ -33,7 +33,16 @@ from tokenline.core.pretokenflags import (
 )
 from tokenline.core.segments import CACHED_SEGMENT_CHARS
 from tokenline.core.tokens import JOIN_INNER, TokenRun, TokenStore, to_vec
-from tokenline.core.window import NO_EDIT, Edges, Neighborhood, Stats, Window
+from tokenline.core.window import (
+    BY_LOOP,
+    ENCODE_WHOLE,
+    NO_EDIT,
+    SETTLED,
+    Edges,
+    Neighborhood,
+    Stats,
+    Window,
+)
 
 
 class PreTokenEdges(LazyCuts):
@@ -128,6 +137,44 @@ class PreTokenEdges(LazyCuts):
             self.added_upto = min(self.added_upto, ns)
 
     # -- edits -------------------------------------------------------------------------------
+
+    def direct(self, ns: i64, ne_old: i64, ne_new: i64) -> i64:
+        """An edit between sure cuts found before it (LazyCuts._direct_cuts): the new text
+        from one to the other is cut and encoded alone, once, and its tokens replace the old
+        ones there, their pre-token starts known from that scan."""
+        lo: i64 = self.direct_lo
+        if lo < 0:
+            return BY_LOOP
+        self.direct_lo = -1
+        toks = self.toks
+        k0: i64 = toks.at(lo)
+        k1: i64 = toks.at(self.direct_hi)
+        b: i64 = self.direct_hi + ne_new - ne_old
+        total: i64 = self.norm.length()
+        fam = self.family
+        reach: i64 = fam.ahead_chars
+        while True:
+            end: i64 = min(total, b + reach)
+            chunk = self.norm.slice(lo, end)
+            after = chunk[b - lo :]
+            read: i64 = fam.reach_after(after)
+            if read < len(after):
+                after = after[:read]  # what decides the cut at b: a scan of fewer pre-tokens
+            found = fam.window(chunk[: b - lo], 0, after, end >= total, -1)
+            if found is not None or end >= total:
+                break
+            reach *= 2  # a run of white space past the cut: read on until it ends
+        self.stats.encoded(b - lo)
+        self.stats.scanned_chars += end - lo
+        if found is None or not self._guard_passes(lo, end):
+            return ENCODE_WHOLE
+        toks.replace(k0, k1, found.ids, found.lens, found.joins)
+        return SETTLED
+
+    def _guard_passes(self, lo: i64, hi: i64) -> bool:
+        """Whether no added token's text (nor newer character) lies near new [lo, hi)."""
+        fam = self.family
+        return fam.added_longest == 0 or self._none_added() or not self._near_added(lo, hi)
 
     def begin(self, w: Window, near: Neighborhood, ne_new: i64) -> None:
         self.keeps_run = self._keeps_run(near, w.ns, w.ne_old, ne_new)

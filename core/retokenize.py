@@ -23,7 +23,7 @@ from tokenline.core.family import Family
 from tokenline.core.normalization import Normalization
 from tokenline.core.opening import SegmentLoad, SegmentReader
 from tokenline.core.tokens import TokenRun, TokenStore, empty_run
-from tokenline.core.window import Edges, Neighborhood, Stats, Window
+from tokenline.core.window import BY_LOOP, ENCODE_WHOLE, Edges, Neighborhood, Stats, Window
 
 # Old tokens fetched on each side of an edit before the loop starts (most windows fit in them),
 # at least; a document whose windows reach further (Japanese pre-tokens run to the punctuation)
@@ -170,6 +170,11 @@ class Retokenizer:
         ntok: i64 = toks.size()
         if not self.family.incremental or ntok == 0:
             self._reload()
+            return
+        how: i64 = self.edges.direct(ns, ne_old, ne_new)
+        if how != BY_LOOP:
+            if how == ENCODE_WHOLE:
+                self._reload()
             return
         # Tokens [0, kl) end at or before ns; tokens [kr, ntok) start at or after ne_old.
         kl: i64 = toks.at(ns)

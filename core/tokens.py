@@ -180,6 +180,11 @@ class TokenStore:
         self._stage(ids, lengths, joins)
         self.rows.replace(k0, k1)
 
+    def set_joins(self, k0: i64, joins: vec[u8]) -> None:
+        """Tokens [k0, k0 + len(joins)) get these join flags (ids and lengths stay)."""
+        if self.keeps_joins:
+            self.rows.set_flags(JOINS, k0, joins)
+
     def _stage(self, ids: vec[i32], lengths: vec[i32], joins: vec[u8] | None) -> None:
         self.rows.stage(IDS, ids)
         self.rows.stage(LENGTHS, lengths)

@@ -18,6 +18,11 @@ from mypy_extensions import i32, i64, u8
 from tokenline.core.tokens import JOIN_EDGE, TokenRun, TokenStore, continues, empty_run
 
 NO_EDIT: Final = -1
+# What Edges.direct did with an edit: nothing (the window loop settles it), settled it, or found
+# that the whole text must be encoded again.
+BY_LOOP: Final = 0
+SETTLED: Final = 1
+ENCODE_WHOLE: Final = 2
 # Old tokens fetched at least when the window outgrows its copy of them.
 REFETCH: Final = 16
 
@@ -128,6 +133,11 @@ class Edges:
 
     def edited(self, ns: i64, ne_old: i64, ne_new: i64) -> None:
         """Normalized [ns, ne_old) became [ns, ne_new); the tokens are not yet in step."""
+
+    def direct(self, ns: i64, ne_old: i64, ne_new: i64) -> i64:
+        """Settles an edit without the window loop where the strategy knows cuts around it
+        that the edit left (BY_LOOP: it does not; SETTLED; ENCODE_WHOLE)."""
+        return BY_LOOP
 
     def begin(self, w: Window, near: Neighborhood, ne_new: i64) -> None:
         """An edit's window is about to be settled."""

@@ -351,9 +351,18 @@ def test_a_sync_place_is_always_a_cut(name: str, text: str) -> None:
     rx = regex.compile(tiktokenkit.PATTERNS[name])
     cuts = _cuts(rx, text)
     for i in range(1, len(text)):
-        if pretokens.sync_in(text[i - 1 : i + 1], True) == 1:
+        pair = text[i - 1 : i + 1]
+        if pretokens.sync_in(pair, True) == 1:
             assert i in cuts, (text, i)
             assert _cuts(rx, "x" + text[i - 1 :]) >= {c - i + 2 for c in cuts if c >= i}
+        # The short search an edit right after opening makes finds some of these places.
+        near = pretokens.near_sync(pair, True)
+        assert near == pretokens.near_sync(pair, False)
+        assert near < 0 or pretokens.sync_in(pair, True) == 1, (text, i)
+    # ... the last and the first of them in a longer text.
+    places = [i for i in range(1, len(text)) if pretokens.near_sync(text[i - 1 : i + 1], True) == 1]
+    assert pretokens.near_sync(text, True) == max(places, default=-1)
+    assert pretokens.near_sync(text, False) == min(places, default=-1)
 
 
 @pytest.mark.parametrize("name", REAL)
@@ -489,9 +498,9 @@ def test_the_guard_of_newer_characters_after_an_idle_scan(
 
 
 def test_the_newer_characters_guard_finds_every_one_of_them() -> None:
-    """holds_newer scans for the few characters that could be newer (not letters, digits, white
-    space, ASCII or common punctuation to `re`) before looking them up: every newer character is
-    found among prose of each kind, and prose without one is clean."""
+    """holds_newer scans for the few characters that could be newer (newer ones of the BMP, and
+    any beyond it) before looking them up: every newer character is found among prose of each
+    kind, and prose without one is clean."""
     newer = pretokens.newer_characters()
     prose = ["日本語の文章、「例」。", "中文字符测试，", "Ünïcödé — “quoted”… ", "a b\n"]
     for c in sorted(newer):

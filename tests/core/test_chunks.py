@@ -193,6 +193,15 @@ def test_token_store_follows_a_list_model(
         n = len(model.ids)
         k0 = int(where * n)
         k1 = min(n, k0 + removed)
+        if added % 4 == 0:
+            # Flags alone, in place (pre-token starts learned late), across chunks too.
+            flags = [rng.randrange(16) for _ in range(k1 - k0)]
+            store.set_joins(k0, vec[u8](flags))
+            if keeps_joins:
+                model.joins[k0:k1] = flags
+            assert list(store.window(0, n)[2]) == (model.joins if keeps_joins else [])
+            check_tokens(store, model, rng)
+            continue
         new = random_tokens(seed + k0, added)
         given_joins = vec[u8](new.joins) if rng.random() < 0.8 else None
         if given_joins is None:
