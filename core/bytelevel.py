@@ -17,6 +17,7 @@ from mypy_extensions import i32, i64, u8
 
 from tokenline.core.normalization import IdentityNorm, Normalization
 from tokenline.core.pretokenedges import PreTokenFamily
+from tokenline.core.pretokenflags import inner_edges
 from tokenline.core.pretokens import (
     NEWER_MARGIN,
     READ_PAST,
@@ -277,7 +278,7 @@ class ByteLevelFamily(PreTokenFamily):
             if (joins[i] & JOIN_CHARACTER) != 0:
                 flag = JOIN_EDGE | JOIN_CHARACTER
             elif pos != p0:
-                flag = JOIN_INNER if p1 - p0 > CACHED_SEGMENT_CHARS else JOIN_EDGE
+                flag = JOIN_INNER if inner_edges(pretokens[j]) else JOIN_EDGE
             out = append(out, u8(flag))
             pos += i64(lens[i])
             i += 1
@@ -312,7 +313,7 @@ class ByteLevelFamily(PreTokenFamily):
         short: bool = len(pretoken) <= CACHED_SEGMENT_CHARS
         if short and self.cache.add_to(pretoken, out) >= 0:
             return
-        found = self._columns(self.coder.pretoken(pretoken), False, not short)
+        found = self._columns(self.coder.pretoken(pretoken), False, inner_edges(pretoken))
         if short:
             self.cache.put(pretoken, found)
         out.add(found)
@@ -327,7 +328,7 @@ class ByteLevelFamily(PreTokenFamily):
         """Appends the BPE of pretoken[lo:hi], a part of a long pre-token that a window edge
         cuts."""
         raw = self.coder.part(pretoken[lo:hi])
-        out.add(self._columns(raw, lo > 0, len(pretoken) > CACHED_SEGMENT_CHARS))
+        out.add(self._columns(raw, lo > 0, inner_edges(pretoken)))
 
     def _columns(self, raw: list[int], starts_inside: bool, long: bool) -> TokenRun:
         """The token store's columns for the ids of (a part of) one pre-token."""

@@ -16,7 +16,13 @@ from mypy_extensions import i64
 
 from tokenline.core.normalization import Normalization
 from tokenline.core.pretokenfamily import PreTokenRules
-from tokenline.core.pretokenflags import RUN_KNOW, continue_first, forget_marks, mark_run
+from tokenline.core.pretokenflags import (
+    INNER_PRETOKEN_CHARS,
+    RUN_KNOW,
+    continue_first,
+    forget_marks,
+    mark_run,
+)
 from tokenline.core.segments import CACHED_SEGMENT_CHARS
 from tokenline.core.tokens import JOIN_UNKNOWN, TokenStore
 from tokenline.core.window import NO_EDIT, Edges, Neighborhood, Stats, Window
@@ -242,8 +248,8 @@ class LazyCuts(Edges):
         span: i64 = max(2 * EDIT_KNOW, 2 * (w.ns - self.edit_lo))
         s: i64 = self._sync(max(0, self.edit_lo - span), True, 0, span)
         # Inside a run, edit_lo lies RUN_KNOW letters before the edit: scanned so far, its token
-        # continues a pre-token longer than the cache keeps, as it does.
-        ahead: i64 = CACHED_SEGMENT_CHARS if self.lo_inside else KNOW_AHEAD
+        # continues a pre-token longer than INNER_PRETOKEN_CHARS (ASCII letters), as it does.
+        ahead: i64 = INNER_PRETOKEN_CHARS if self.lo_inside else KNOW_AHEAD
         self._learn(s, self.edit_lo, 0, w.ns, False, ahead)
         self.edit_lo = s
         self.edit_k0 = self.toks.at(s)

@@ -5,8 +5,8 @@ Tokens record whether they start a pre-token (JOIN_EDGE clear). A window edge at
 holds when the new text still cuts there, which needs no token comparison: the old cut survives
 when everything the scan read to decide it lies before the edit (`reach_after`), and the window's
 end is a cut when the scan, read on past it, cuts there too; past that cut the old and new texts
-are equal, so the scans are. Inside a pre-token longer than the cache keeps, an edge between tokens
-(JOIN_INNER) is Algorithm 3's, once the pre-token is shown to keep its start and end.
+are equal, so the scans are. Inside a long pre-token (pretokenflags.inner_edges), an edge
+between tokens (JOIN_INNER) is Algorithm 3's, once the pre-token is shown to keep its start and end.
 
 Lazy cuts (`lazy_cuts`: pre-token starts found late) are tokenline.core.lazycuts'.
 
@@ -24,14 +24,16 @@ from tokenline.core.normalization import Normalization
 from tokenline.core.pretokenfamily import PreTokenRules
 from tokenline.core.pretokenflags import (
     KeptText,
-    in_known_pretoken,
+    in_pretoken,
+    keeps_run,
+    kept_around,
+    kept_right,
     next_pretoken,
     one_pretoken,
-    pretoken_span,
     pretoken_start,
     seed_known,
+    short_now,
 )
-from tokenline.core.segments import CACHED_SEGMENT_CHARS
 from tokenline.core.tokens import JOIN_INNER, TokenRun, TokenStore, to_vec
 from tokenline.core.window import (
     BY_LOOP,
@@ -177,36 +179,8 @@ class PreTokenEdges(LazyCuts):
         return fam.added_longest == 0 or self._none_added() or not self._near_added(lo, hi)
 
     def begin(self, w: Window, near: Neighborhood, ne_new: i64) -> None:
-        self.keeps_run = self._keeps_run(near, w.ns, w.ne_old, ne_new)
+        self.keeps_run = keeps_run(self.family, self.norm, near, w.ns, w.ne_old, ne_new)
         self.kept = KeptText(w.ns, w.ne_old, w.delta, 0)
-
-    def _keeps_run(self, near: Neighborhood, ns: i64, ne_old: i64, ne_new: i64) -> bool:
-        """Whether the edit lies inside one long letter pre-token (from `read_past` characters
-        before it to the character after it) that stays one, as long as any token could be, so
-        windows inside it need not scan it for its start and end."""
-        fam = self.family
-        total: i64 = self.norm.length()
-        if fam.run_class == 0 or ns < fam.read_past or ne_new >= total:
-            return False
-        toks = self.toks
-        k0: i64 = toks.at(ns - fam.read_past)
-        k1: i64 = toks.at(ne_old)
-        inner: bool = False
-        k: i64 = k0 + 1
-        while k <= k1:
-            if not in_known_pretoken(near, k):
-                return False
-            inner = inner or (near.flag(k) & JOIN_INNER) != 0
-            k += 1
-        if not inner:
-            return False
-        # Long enough that the library cannot take the new pre-token as one token.
-        enough: i64 = fam.longest_token + max(0, ne_old - ne_new)
-        span: i64 = pretoken_span(near, k0, k1, enough) + ne_new - ne_old
-        if span <= fam.longest_token:
-            return False
-        text = self.norm.slice(ns - 1, ne_new + 1)
-        return fam.run_continues(text[:1], text[1:-1], text[-1:])
 
     def accepts(self, w: Window, near: Neighborhood) -> bool:
         fam = self.family
@@ -275,6 +249,51 @@ class PreTokenEdges(LazyCuts):
             return part, near.left_edge_holds(part, wl), near.right_edge_holds(part, wr)
         if self.lo_inside or self.hi_inside:
             self._leave_run(w, near)
+        # Whole pre-tokens the edit left alone at the window's ends keep their old tokens.
+        kl: i64 = self._kept_left(w, near, wl) if inner_l else -1
+        kr: i64 = kept_right(near, w, wr, max(wl, kl)) if inner_r else -1
+        wl2: i64 = kl if kl >= 0 else wl
+        wr2: i64 = kr if kr >= 0 else wr
+        a2: i64 = near.start(kl) if kl >= 0 else a
+        b2: i64 = near.start(kr) + w.delta if kr >= 0 else b
+        il: bool = kl < 0 and inner_l
+        found, ok_l, ok_r = self._cut_window(w, near, wl2, wr2, a2, b2, il, kr < 0 and inner_r)
+        if kr >= 0 and found is None:
+            # The old cut before the right pre-token moved: try Algorithm 3's edge inside it.
+            found, ok_l, ok_r = self._cut_window(w, near, wl2, wr, a2, b, il, True)
+            wr2 = wr
+        if found is not None and ok_l and ok_r and (wl2 != wl or wr2 != wr):
+            found = kept_around(near, wl, wl2, found, wr2, wr)
+        return found, ok_l, ok_r
+
+    def _kept_left(self, w: Window, near: Neighborhood, wl: i64) -> i64:
+        """The first token after the pre-token holding old token wl, when that pre-token ends
+        before the edit and its end stays a cut (so all before it does: what decided those cuts
+        lies before the edit too); -1 otherwise. The window starts there instead, old tokens
+        [wl, it) kept: no BPE of a part of the pre-token, no scan of it."""
+        stop: i64 = min(w.kl, self.toks.size() - 1)
+        k: i64 = wl + 1
+        while k <= stop and in_pretoken(near, k):
+            k += 1  # up to the edit's first token at most: a long pre-token is not walked
+        if k > stop or near.flag(k) != 0:
+            return -1
+        c: i64 = near.start(k)
+        return k if c < w.ns and self._cut_before(w, c) else -1
+
+    def _cut_window(
+        self,
+        w: Window,
+        near: Neighborhood,
+        wl: i64,
+        wr: i64,
+        a: i64,
+        b: i64,
+        inner_l: bool,
+        inner_r: bool,
+    ) -> tuple[TokenRun | None, bool, bool]:
+        """One try of the window [wl, wr) (normalized [a, b)) from the pre-token cuts its scan
+        proves, Algorithm 3's edges inside a long pre-token where `inner_l` / `inner_r`."""
+        ntok: i64 = self.toks.size()
         start: i64 = near.start(pretoken_start(near, wl)) if inner_l else a
         ok_l: bool = not w.move_left or wl == 0 or self._cut_before(w, start)
         if not ok_l:  # known before encoding: widen the left alone, try the right with it
@@ -309,22 +328,8 @@ class PreTokenEdges(LazyCuts):
         ok_r: bool = not inner_r or near.right_edge_holds(found, wr)
         if (inner_l and not ok_l) or (inner_r and not ok_r):
             stop: i64 = pretoken_end + start if inner_r else b
-            self._short_now(w, near, wl, wr, stop - start, inner_l, inner_r)
+            short_now(w, near, wl, wr, stop - start, inner_l, inner_r)
         return found, ok_l, ok_r
-
-    def _short_now(
-        self, w: Window, near: Neighborhood, wl: i64, wr: i64, span: i64, left: bool, right: bool
-    ) -> None:
-        """A window whose edges inside a long pre-token failed, over `span` new characters from
-        its start to its end: a pre-token the edit made short (one the cache keeps) has no edges
-        inside it (its tokens all continue its first), so the next try reaches its cuts at once
-        instead of doubling its way there a try at a time."""
-        if span > CACHED_SEGMENT_CHARS:
-            return
-        if left:
-            w.reach_l = pretoken_start(near, wl)
-        if right:
-            w.reach_r = next_pretoken(near, wr)
 
     def _after(self, b: i64, end: i64, whole: bool) -> str:
         """The text after a window, [b, end), that its scan reads: unless `whole` (the text's

@@ -233,6 +233,15 @@ class Neighborhood:
             hi = max(k, hi + width)
         self._fetch(lo, hi)
 
+    def run(self, k0: i64, k1: i64) -> TokenRun:
+        """Old tokens [k0, k1) as a run of their own."""
+        self._cover(k0)
+        self._cover(k1)
+        i: i64 = k0 - self.k0
+        j: i64 = k1 - self.k0
+        joins = self.joins[i:j] if len(self.joins) > 0 else vec[u8]()
+        return TokenRun(self.ids[i:j], self.lens[i:j], joins)
+
     def start(self, k: i64) -> i64:
         self._cover(k)
         return self.starts[k - self.k0]

@@ -27,6 +27,7 @@ from tokenizers import pre_tokenizers as pre
 
 from tests.core.modelkit import CUSTOM_RULES, EXTRA_SENTENCES
 from tokenline.core import pretokens
+from tokenline.core.pretokenflags import INNER_PRETOKEN_CHARS, INNER_WIDE_CHARS
 
 # A GPT-4 style pre-tokenizer pattern (run by a Split, then ByteLevel without its own regex), as
 # Llama 3's file writes it.
@@ -401,9 +402,34 @@ def drop_model_type(path: Path) -> None:
 
 
 # Pieces no merge makes, added to the vocabulary of the ignore_merges files (also after a space,
-# "Ġ"): the library takes such a piece whole, but never a part of a longer piece. Two are longer
-# than the pieces Tokenline caches (64 characters), whose parts windows cut.
-WHOLE_PIECES = ["qzqz", "abcdefgh", "a" * 70, "ab" * 40]
+# "Ġ"): the library takes such a piece whole, but never a part of a longer piece. Some are longer
+# than the pieces whose parts windows cut (tokenline.core.pretokenflags.inner_edges: from
+# INNER_PRETOKEN_CHARS on, INNER_WIDE_CHARS for text not all ASCII), two longer than the pieces
+# Tokenline caches (64 characters).
+WHOLE_PIECES = [
+    "qzqz",
+    "abcdefgh",
+    "a" * (INNER_PRETOKEN_CHARS + 2),
+    "é" * (INNER_WIDE_CHARS + 2),
+    "a" * 70,
+    "ab" * 40,
+]
+
+
+# GPT-2's printable stand-ins for bytes (written out independently of tokenline.core.hfloader's).
+_PRINTABLE = [*range(33, 127), *range(161, 173), *range(174, 256)]
+_STAND_IN = dict(
+    zip(
+        _PRINTABLE + [b for b in range(256) if b not in _PRINTABLE],
+        _PRINTABLE + list(range(256, 256 + 256 - len(_PRINTABLE))),
+        strict=True,
+    )
+)
+
+
+def byte_level(text: str) -> str:
+    """text as a byte-level vocabulary spells it (its UTF-8 bytes' stand-ins)."""
+    return "".join(chr(_STAND_IN[b]) for b in text.encode("utf-8"))
 
 
 def add_whole_pieces(path: Path) -> None:
@@ -413,7 +439,7 @@ def add_whole_pieces(path: Path) -> None:
     vocab: dict[str, int] = spec["model"]["vocab"]
     top = len(vocab)  # the model's ids run from 0; added tokens not in it follow them
     for piece in WHOLE_PIECES:
-        for form in (piece, "Ġ" + piece):
+        for form in (byte_level(piece), byte_level(" " + piece)):
             if form not in vocab:
                 vocab[form] = top
                 top += 1

@@ -25,6 +25,8 @@ from tests.core import tiktokenkit
 from tests.core.strategies import edit_ops, texts, unspaced
 from tokenline.core import Document, ModelError, load_model, pretokens
 from tokenline.core.pretokenedges import PreTokenEdges
+from tokenline.core.pretokenflags import INNER_PRETOKEN_CHARS, INNER_WIDE_CHARS
+from tokenline.core.segments import CACHED_SEGMENT_CHARS
 from tokenline.core.tiktokenloader import model_from_encoding
 from tokenline.core.tokens import JOIN_UNKNOWN
 
@@ -280,20 +282,32 @@ def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
     assert doc.engine.stats.encoded_chars - before < 300
 
 
+# Lengths where the way a piece is edited changes: edges between its tokens from
+# INNER_WIDE_CHARS (not ASCII) and INNER_PRETOKEN_CHARS (ASCII) on; cached up to
+# CACHED_SEGMENT_CHARS.
+PIECE_LIMITS = [INNER_WIDE_CHARS, INNER_PRETOKEN_CHARS, CACHED_SEGMENT_CHARS]
+
+
 @pytest.mark.parametrize("name", REAL)
 @given(data=st.data())
-def test_edits_across_the_length_the_cache_keeps(
+def test_edits_across_the_lengths_that_change_how_pieces_are_edited(
     references: dict[str, tuple[Document, Encoder]], name: str, data: st.DataObject
 ) -> None:
-    # Pieces of about 64 characters (kana, kanji, a byte-split kanji, letters) grow past the
-    # segment cache's limit and shrink under it: their tokens switch between edges inside a
-    # long piece and tokens that continue a short one.
+    # Pieces about as long as each limit (kana, kanji, a byte-split kanji, letters, hangul,
+    # accented letters) grow past it and shrink under it: their tokens switch between edges
+    # inside a long piece and tokens that continue a short one, next to pieces of every length.
     doc, encode = references[name]
     rng = random.Random(data.draw(st.integers(0, 10**6), label="seed"))
-    alphabet = data.draw(st.sampled_from(["あいうかき", "字漢語喎", "abcde"]), label="letters")
-    pieces = [
-        "。" + "".join(rng.choice(alphabet) for _ in range(rng.randrange(58, 70))) for _ in range(8)
-    ]
+    alphabet = data.draw(
+        st.sampled_from(["あいうかき", "字漢語喎", "abcde", "한국어", "éèaê", "aAbB"]),
+        label="letters",
+    )
+    lead = data.draw(st.sampled_from(["。", "、", " ", "\n", "「"]), label="lead")
+    pieces = []
+    for _ in range(data.draw(st.integers(1, 8), label="pieces")):
+        limit = data.draw(st.sampled_from(PIECE_LIMITS), label="limit")
+        length = max(1, limit + data.draw(st.integers(-3, 3), label="length"))
+        pieces.append(lead + "".join(rng.choice(alphabet) for _ in range(length)))
     doc.set_text("".join(pieces) + "\n")
     if data.draw(st.booleans(), label="prepared"):
         while doc.prepare():
@@ -301,7 +315,62 @@ def test_edits_across_the_length_the_cache_keeps(
     for _ in range(data.draw(st.integers(1, 12), label="steps")):
         at = data.draw(st.integers(0, doc.length()), label="at")
         cut = data.draw(st.integers(0, min(3, doc.length() - at)), label="cut")
-        new = data.draw(st.sampled_from(["", alphabet[0], alphabet[1:3], "、", " "]), label="new")
+        choices = ["", alphabet[0], alphabet[1:3], lead, " ", "、", alphabet * 3]
+        new = data.draw(st.sampled_from(choices), label="new")
+        expected = doc.text[:at] + new + doc.text[at + cut :]
+        doc.edit(at, at + cut, new)
+        assert doc.ids() == encode(expected), (at, cut, new)
+
+
+# whole_words(name, ...) by (name, ascii_only), found once per run.
+WORDS: dict[tuple[str, bool], list[str]] = {}
+
+
+def whole_words(name: str, low: int, high: int, ascii_only: bool) -> list[str]:
+    """Tokens of a tiktoken encoding that are one word (a letter pre-token, with a leading space
+    or not) of low to high characters, which the library takes whole when one is a whole piece."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TIKTOKEN_CACHE_DIR", str(tiktokencache.session_cache()))
+        enc = tiktoken.get_encoding(name)
+    out = []
+    for data in enc.token_byte_values():
+        try:
+            word = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if low <= len(word) <= high and word.lstrip(" ").isalpha() and word.isascii() == ascii_only:
+            out.append(word)
+    return sorted(out)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize("ascii_only", [True, False])
+@given(data=st.data())
+def test_pieces_edited_into_and_out_of_whole_tokens(
+    references: dict[str, tuple[Document, Encoder]],
+    name: str,
+    ascii_only: bool,
+    data: st.DataObject,
+) -> None:
+    # A token that is a whole word as long as a piece with inner edges: a letter more or less
+    # makes the piece one the library encodes by its merges (edges inside it) or takes whole
+    # (then no part of it stands for it).
+    limit = INNER_PRETOKEN_CHARS if ascii_only else INNER_WIDE_CHARS
+    words = WORDS.get((name, ascii_only))
+    if words is None:
+        words = WORDS[name, ascii_only] = whole_words(name, limit - 2, limit + 6, ascii_only)
+    assert words, "no whole word near the limit"
+    doc, encode = references[name]
+    word = data.draw(st.sampled_from(words), label="word")
+    rest = "".join(data.draw(st.permutations(word.strip()), label="shuffled"))
+    doc.set_text(f"x.{word}, {rest}{word[-3:]}.{word}{word[-1]}\n{word}")
+    if data.draw(st.booleans(), label="prepared"):
+        while doc.prepare():
+            pass
+    for _ in range(data.draw(st.integers(1, 10), label="steps")):
+        at = data.draw(st.integers(0, doc.length()), label="at")
+        cut = data.draw(st.integers(0, min(2, doc.length() - at)), label="cut")
+        new = data.draw(st.sampled_from(["", word[-1], word[:2], word[1:], "."]), label="new")
         expected = doc.text[:at] + new + doc.text[at + cut :]
         doc.edit(at, at + cut, new)
         assert doc.ids() == encode(expected), (at, cut, new)
@@ -310,24 +379,50 @@ def test_edits_across_the_length_the_cache_keeps(
 def test_an_edit_that_makes_a_long_piece_short_reaches_its_cuts_at_once(
     references: dict[str, tuple[Document, Encoder]],
 ) -> None:
-    # Pieces of 65 characters (one more than the segment cache keeps): their tokens are edges
-    # (BPE edges within them). Deleting one character makes a piece of 64, whose tokens all
-    # continue its first: no edge inside it can hold, so the second window takes the piece.
+    # Pieces one character longer than INNER_WIDE_CHARS (kana after a full stop): their tokens
+    # are edges (BPE edges within them). Deleting one character makes a short piece, whose
+    # tokens all continue its first: no edge inside it can hold, so the second window takes it.
     doc, encode = references["o200k_base"]
     rng = random.Random(5)
     kana = [chr(c) for c in range(0x3042, 0x3094)]
-    pieces = ["。" + "".join(rng.choice(kana) for _ in range(64)) for _ in range(30)]
+    pieces = ["。" + "".join(rng.choice(kana) for _ in range(INNER_WIDE_CHARS)) for _ in range(30)]
+    size = INNER_WIDE_CHARS + 1
     doc.set_text("".join(pieces) + "\n")
     while doc.prepare():
         pass
     for i in (3, 11, 20):
-        at = 65 * i + 30
+        at = size * i + size // 2
         calls = doc.engine.stats.encode_calls
         doc.edit(at, at + 1, "")
         assert doc.ids() == encode(doc.text)
         assert doc.engine.stats.encode_calls - calls <= 2
-        doc.edit(at, at, pieces[i][30])  # and back to 65
+        doc.edit(at, at, pieces[i][size // 2])  # and back
         assert doc.ids() == encode(doc.text)
+
+
+def test_edits_in_japanese_clauses_encode_windows_of_them(
+    references: dict[str, tuple[Document, Encoder]],
+) -> None:
+    # Clauses of 40 kana and of 7 in turn: an edit inside a long one encodes a few of its
+    # tokens, not the clause; one in a short one (whose start lies more than `reach_after` before
+    # it) encodes that clause, and the long ones either side keep their tokens (they lie before
+    # or after the edit, their cuts unmoved).
+    doc, encode = references["o200k_base"]
+    rng = random.Random(11)
+    kana = [chr(c) for c in range(0x3042, 0x3094)]
+    clauses = ["。" + "".join(rng.choice(kana) for _ in range(n)) for n in [40, 7] * 20]
+    doc.set_text("".join(clauses) + "\n")
+    while doc.prepare():
+        pass
+    at = 0
+    for i, clause in enumerate(clauses[:-1]):
+        if i % 4 in (1, 2):
+            encoded = doc.engine.stats.encoded_chars
+            mid = at + 2 * len(clause) // 3
+            doc.edit(mid, mid + 1, "か")
+            assert doc.ids() == encode(doc.text)
+            assert doc.engine.stats.encoded_chars - encoded <= (12 if len(clause) > 20 else 8)
+        at += len(clause)
 
 
 def test_every_known_pattern_is_fuzzed() -> None:

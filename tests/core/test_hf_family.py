@@ -35,6 +35,7 @@ from tokenline.core import (
 )
 from tokenline.core.hfbytelevel import HFByteLevelFamily
 from tokenline.core.hfloader import load_hf_json
+from tokenline.core.pretokenflags import INNER_PRETOKEN_CHARS, INNER_WIDE_CHARS
 from tokenline.core.resolve import is_repo_id
 
 PIECEWISE = sorted(hfkit.PIECEWISE)
@@ -490,10 +491,13 @@ def test_a_part_of_a_long_piece_gets_the_merges_alone(judges: dict[str, Judge], 
 
 @pytest.mark.parametrize("name", sorted(hfkit.IGNORE_MERGES))
 def test_a_long_piece_edited_into_a_vocabulary_piece(judges: dict[str, Judge], name: str) -> None:
-    """A piece longer than the cache keeps, edited inside until it is a piece of the
-    vocabulary (which the library then takes whole), and back."""
+    """A piece whose parts windows cut (longer than the cache keeps, or just past where edges
+    inside a piece begin), edited inside until it is a piece of the vocabulary (which the
+    library then takes whole), and back."""
     judge = judges[name]
-    for unit, n in (("a", 71), ("ab", 41), ("a", 69)):
+    near_inner = [("a", INNER_PRETOKEN_CHARS + n) for n in (1, 3)]
+    near_wide = [("é", INNER_WIDE_CHARS + n) for n in (1, 3)]
+    for unit, n in (("a", 71), ("ab", 41), ("a", 69), *near_inner, *near_wide):
         for lead in ("", "x ", "x\n"):
             text = lead + unit * n + " y"
             doc = Document(judge.model, text)
@@ -507,6 +511,10 @@ def test_a_long_piece_edited_into_a_vocabulary_piece(judges: dict[str, Judge], n
     doc = Document(judge.model, "a" * 71)
     doc.edit(30, 31, "")
     assert doc.ids() == [whole]
+    for piece in ("a" * (INNER_PRETOKEN_CHARS + 2), "é" * (INNER_WIDE_CHARS + 2)):
+        doc = Document(judge.model, piece + piece[:1])
+        doc.edit(5, 6, "")
+        assert len(judge.ids(piece)) == 1 and doc.ids() == judge.ids(piece)
 
 
 def test_unknown_patterns_and_prefix_spaces_re_encode_whole(
