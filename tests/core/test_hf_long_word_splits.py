@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.core import hfkit
 from tests.core.test_hf_family import Judge, check_document
-from tests.core.test_hf_long_words import FILES
+from tests.core.test_hf_long_words import FILES, small_judges
 from tokenline.core import Document
 from tokenline.core.hfwordlevel import WordLevelLength
 from tokenline.core.hfwordpiece import WordPieceLength
@@ -37,12 +37,7 @@ NAMES = [*SMALL, *TRAINED, BERT]
 @pytest.fixture(scope="session")
 def split_judges(tmp_path_factory: pytest.TempPathFactory, botchan: str) -> dict[str, Judge]:
     out = tmp_path_factory.mktemp("long-splits")
-    found: dict[str, Judge] = {}
-    for name, build in FILES.items():
-        path = out / name / "tokenizer.json"
-        path.parent.mkdir()
-        build().save(str(path))
-        found[name] = Judge(name, path)
+    found = small_judges(out)
     for name in TRAINED:
         found[name] = Judge(name, hfkit.train(name, out, botchan))
     found[BERT] = Judge(BERT, BERT_FILE)

@@ -73,9 +73,8 @@ FILES = {
 }
 
 
-@pytest.fixture(scope="session")
-def long_judges(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Judge]:
-    out = tmp_path_factory.mktemp("long-words")
+def small_judges(out: Path) -> dict[str, Judge]:
+    """Judges of the FILES, each saved under `out`."""
     found: dict[str, Judge] = {}
     for name, build in FILES.items():
         path = out / name / "tokenizer.json"
@@ -83,6 +82,11 @@ def long_judges(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Judge]:
         build().save(str(path))
         found[name] = Judge(name, Path(path))
     return found
+
+
+@pytest.fixture(scope="session")
+def long_judges(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Judge]:
+    return small_judges(tmp_path_factory.mktemp("long-words"))
 
 
 # Word characters, ones the normalizers delete, expand, split or compose, and ones that end words.
