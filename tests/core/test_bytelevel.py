@@ -91,6 +91,30 @@ def check_sequence(doc: Document, encode: Encoder, text: str, data: st.DataObjec
     assert doc.encode_range(a, b) == encode(doc.text[a:b])
 
 
+def edit_and_check(doc: Document, encode: Encoder, at: int, end: int, new: str) -> None:
+    """Replaces [at, end) with `new`; the ids must be the reference's for the new text."""
+    expected = doc.text[:at] + new + doc.text[end:]
+    doc.edit(at, end, new)
+    assert doc.ids() == encode(expected), (at, end, new)
+
+
+def drawn_edits(
+    doc: Document,
+    encode: Encoder,
+    data: st.DataObject,
+    steps: int,
+    news: st.SearchStrategy[str],
+    cut: int,
+    margin: int = 0,
+) -> None:
+    """Up to `steps` edits drawn by `data`: at least `margin` characters from either end, each
+    deleting up to `cut` characters and typing one of `news`, each checked (edit_and_check)."""
+    for _ in range(data.draw(st.integers(1, steps), label="steps")):
+        at = data.draw(st.integers(margin, doc.length() - margin), label="at")
+        end = min(doc.length(), at + data.draw(st.integers(0, cut), label="cut"))
+        edit_and_check(doc, encode, at, end, data.draw(news, label="new"))
+
+
 def check_spans(doc: Document) -> None:
     """Token spans partition the text."""
     spans = doc.spans(0, len(doc))
@@ -259,13 +283,8 @@ def test_edits_inside_one_long_piece(
     alphabet = data.draw(st.sampled_from(["abcdefghij", "a", "é", "ab", "z中"]), label="letters")
     body = "".join(rng.choice(alphabet) for _ in range(rng.choice([200, 3000])))
     doc.set_text(f"x = {body} end")
-    for _ in range(data.draw(st.integers(1, 15), label="steps")):
-        at = data.draw(st.integers(4, doc.length() - 4), label="at")
-        cut = data.draw(st.integers(0, 3), label="cut")
-        new = data.draw(st.sampled_from(["", "q", alphabet[:1], "xy", " ", "Q", "1", "'s"]))
-        expected = doc.text[:at] + new + doc.text[at + cut :]
-        doc.edit(at, at + cut, new)
-        assert doc.ids() == encode(expected), (at, cut, new)
+    news = st.sampled_from(["", "q", alphabet[:1], "xy", " ", "Q", "1", "'s"])
+    drawn_edits(doc, encode, data, 15, news, 3, margin=4)
 
 
 def test_an_edit_in_a_long_piece_encodes_a_window_of_it(
@@ -312,14 +331,8 @@ def test_edits_across_the_lengths_that_change_how_pieces_are_edited(
     if data.draw(st.booleans(), label="prepared"):
         while doc.prepare():
             pass
-    for _ in range(data.draw(st.integers(1, 12), label="steps")):
-        at = data.draw(st.integers(0, doc.length()), label="at")
-        cut = data.draw(st.integers(0, min(3, doc.length() - at)), label="cut")
-        choices = ["", alphabet[0], alphabet[1:3], lead, " ", "、", alphabet * 3]
-        new = data.draw(st.sampled_from(choices), label="new")
-        expected = doc.text[:at] + new + doc.text[at + cut :]
-        doc.edit(at, at + cut, new)
-        assert doc.ids() == encode(expected), (at, cut, new)
+    choices = ["", alphabet[0], alphabet[1:3], lead, " ", "、", alphabet * 3]
+    drawn_edits(doc, encode, data, 12, st.sampled_from(choices), 3)
 
 
 # whole_words(name, ...) by (name, ascii_only), found once per run.
@@ -367,13 +380,7 @@ def test_pieces_edited_into_and_out_of_whole_tokens(
     if data.draw(st.booleans(), label="prepared"):
         while doc.prepare():
             pass
-    for _ in range(data.draw(st.integers(1, 10), label="steps")):
-        at = data.draw(st.integers(0, doc.length()), label="at")
-        cut = data.draw(st.integers(0, min(2, doc.length() - at)), label="cut")
-        new = data.draw(st.sampled_from(["", word[-1], word[:2], word[1:], "."]), label="new")
-        expected = doc.text[:at] + new + doc.text[at + cut :]
-        doc.edit(at, at + cut, new)
-        assert doc.ids() == encode(expected), (at, cut, new)
+    drawn_edits(doc, encode, data, 10, st.sampled_from(["", word[-1], word[:2], word[1:], "."]), 2)
 
 
 def test_an_edit_that_makes_a_long_piece_short_reaches_its_cuts_at_once(
@@ -472,14 +479,8 @@ def test_a_long_document_opened_whole_then_edited_anywhere(
     doc.set_text(botchan[start : start + 60_000].replace("\n\n", "\n\n" + "x" * 70))
     unknown = sum(1 for k in range(len(doc)) if doc.toks.flag(k) & JOIN_UNKNOWN)
     assert unknown == len(doc)
-    for _ in range(data.draw(st.integers(1, 8), label="steps")):
-        at = data.draw(st.integers(0, doc.length()), label="at")
-        cut = data.draw(st.integers(0, 3000), label="cut")
-        new = data.draw(st.one_of(texts(6), st.sampled_from(["\n", "\nA", "x" * 80])), label="new")
-        end = min(doc.length(), at + cut)
-        expected = doc.text[:at] + new + doc.text[end:]
-        doc.edit(at, end, new)
-        assert doc.ids() == encode(expected), (at, end, new)
+    news = st.one_of(texts(6), st.sampled_from(["\n", "\nA", "x" * 80]))
+    drawn_edits(doc, encode, data, 8, news, 3000)
     a = data.draw(st.integers(0, doc.length()), label="sel start")
     b = data.draw(st.integers(a, doc.length()), label="sel end")
     assert doc.encode_range(a, b) == encode(doc.text[a:b])
@@ -553,10 +554,7 @@ def test_characters_newer_than_our_unicode_tables(
         at = rng.randrange(doc.length() + 1)
         cut = rng.choice([0, 0, 1, 3])
         new = rng.choice([*newer, "a", "'s", "!", " ", "x" + rng.choice(newer) + "x", ""])
-        end = min(doc.length(), at + cut)
-        expected = doc.text[:at] + new + doc.text[end:]
-        doc.edit(at, end, new)
-        assert doc.ids() == encode(expected), (at, end, new)
+        edit_and_check(doc, encode, at, min(doc.length(), at + cut), new)
     a = rng.randrange(doc.length())
     assert doc.encode_range(a, doc.length()) == encode(doc.text[a:])
 
@@ -580,9 +578,7 @@ def test_the_guard_of_newer_characters_after_an_idle_scan(
             at = rng.randrange(doc.length() + 1)
             end = min(doc.length(), at + rng.choice([0, 1, 3]))
             new = rng.choice([*newer, "字", "a", "'s", " ", ""] if step > 60 else ["字", "a", ""])
-            expected = doc.text[:at] + new + doc.text[end:]
-            doc.edit(at, end, new)
-            assert doc.ids() == encode(expected), (at, end, new)
+            edit_and_check(doc, encode, at, end, new)
             if step % 10 == 0:
                 doc.prepare(100)
         while doc.prepare():
