@@ -383,6 +383,17 @@ def test_pieces_edited_into_and_out_of_whole_tokens(
     drawn_edits(doc, encode, data, 10, st.sampled_from(["", word[-1], word[:2], word[1:], "."]), 2)
 
 
+def kana_clauses(doc: Document, rng: random.Random, lengths: list[int]) -> list[str]:
+    """Clauses of random kana of `lengths`, each after a full stop, as the prepared text of
+    `doc` (a line); returns the clauses."""
+    kana = [chr(c) for c in range(0x3042, 0x3094)]
+    clauses = ["。" + "".join(rng.choice(kana) for _ in range(n)) for n in lengths]
+    doc.set_text("".join(clauses) + "\n")
+    while doc.prepare():
+        pass
+    return clauses
+
+
 def test_an_edit_that_makes_a_long_piece_short_reaches_its_cuts_at_once(
     references: dict[str, tuple[Document, Encoder]],
 ) -> None:
@@ -390,13 +401,8 @@ def test_an_edit_that_makes_a_long_piece_short_reaches_its_cuts_at_once(
     # are edges (BPE edges within them). Deleting one character makes a short piece, whose
     # tokens all continue its first: no edge inside it can hold, so the second window takes it.
     doc, encode = references["o200k_base"]
-    rng = random.Random(5)
-    kana = [chr(c) for c in range(0x3042, 0x3094)]
-    pieces = ["。" + "".join(rng.choice(kana) for _ in range(INNER_WIDE_CHARS)) for _ in range(30)]
+    pieces = kana_clauses(doc, random.Random(5), [INNER_WIDE_CHARS] * 30)
     size = INNER_WIDE_CHARS + 1
-    doc.set_text("".join(pieces) + "\n")
-    while doc.prepare():
-        pass
     for i in (3, 11, 20):
         at = size * i + size // 2
         calls = doc.engine.stats.encode_calls
@@ -415,12 +421,7 @@ def test_edits_in_japanese_clauses_encode_windows_of_them(
     # it) encodes that clause, and the long ones either side keep their tokens (they lie before
     # or after the edit, their cuts unmoved).
     doc, encode = references["o200k_base"]
-    rng = random.Random(11)
-    kana = [chr(c) for c in range(0x3042, 0x3094)]
-    clauses = ["。" + "".join(rng.choice(kana) for _ in range(n)) for n in [40, 7] * 20]
-    doc.set_text("".join(clauses) + "\n")
-    while doc.prepare():
-        pass
+    clauses = kana_clauses(doc, random.Random(11), [40, 7] * 20)
     at = 0
     for i, clause in enumerate(clauses[:-1]):
         if i % 4 in (1, 2):
