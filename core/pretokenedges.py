@@ -141,7 +141,7 @@ class PreTokenEdges(LazyCuts):
     # -- edits -------------------------------------------------------------------------------
 
     def direct(self, ns: i64, ne_old: i64, ne_new: i64) -> i64:
-        """An edit between sure cuts found before it (LazyCuts._direct_cuts): the new text
+        """An edit between sure cuts found before it (LazyCuts._near_cuts): the new text
         from one to the other is cut and encoded alone, once, and its tokens replace the old
         ones there, their pre-token starts known from that scan."""
         lo: i64 = self.direct_lo
