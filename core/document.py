@@ -103,19 +103,29 @@ class Document:
         ns, ne_old, ne_new = self.norm.apply(start, end, new_text)
         self.engine.after_edit(ns, ne_old, ne_new)
 
+    def encodes_long(self, start: int, end: int) -> bool:
+        """Whether edit() of [start, end) would encode a long stretch at once (milliseconds of
+        work: a long Unigram piece, which its family encodes whole). A caller that must stay
+        responsive edits such a text with edit_text and encodes it whole elsewhere."""
+        if self.stale or self.engine.loading is not None:
+            return False
+        n: i64 = self.rope.length()
+        a: i64 = min(max(start, 0), n)
+        b: i64 = min(max(end, a), n)
+        return self.engine.edges.encodes_long(self.norm.to_norm(a), self.norm.to_norm(b))
+
     def edit_text(self, start: int, end: int, new_text: str) -> str:
-        """For a model that re-encodes whole (not model.incremental): replaces text[start:end]
-        with new_text in the text alone and returns the normalized text to encode, so that the
-        encode (whole_tokens) can run elsewhere, on another thread, while the text takes more
-        edits. The tokens stay an older text's until take_tokens gets the newest's."""
+        """Replaces text[start:end] with new_text in the text alone and returns the normalized
+        text to encode, so that the encode (whole_tokens) can run elsewhere, on another thread,
+        while the text takes more edits: a model that re-encodes whole, or an edit that would
+        encode a long stretch (encodes_long). The tokens stay an older text's until take_tokens
+        gets the newest's."""
         n: i64 = self.rope.length()
         if not (0 <= start <= end <= n):
             raise ValueError(
                 f"edit [{start}, {end}) is outside the text, which has {n} characters "
                 "(need 0 <= start <= end <= length)"
             )
-        if self.model.incremental:
-            raise ValueError(f"{self.model.name} is edited in place: use edit()")
         check_text(new_text)
         if self.engine.loading is not None:
             raise RuntimeError("the document is still loading: call load() until it is False")

@@ -27,6 +27,9 @@ from tokenline.core.window import Edges, Stats
 # Characters deleted at a text's start that tokens() corrects the library's offsets for; past
 # this many, the tokens' places are not trusted (see tokens).
 DELETED_PREFIX: Final = 64
+# Texts from this long are encoded with the GIL released (encode_batch): on the server's worker
+# thread they are whole re-encodes (Document.edit_text), which the event loop must not wait for.
+RELEASED_FROM: Final = 4096
 
 
 class HFFamily(Family):
@@ -123,9 +126,9 @@ class HFFamily(Family):
 
     def tokens(self, text: str, normalized: bool) -> TokenRun:
         # The normalized text is the original text: both encode the same way. A whole
-        # re-encode (normalized, not incremental) runs on the server's worker thread:
-        # encode_batch, the same encode, releases the GIL, where encode holds it.
-        released: bool = normalized and not self.incremental
+        # re-encode (normalized: not incremental, or a long text) may run on the server's worker
+        # thread: encode_batch, the same encode, releases the GIL, where encode holds it.
+        released: bool = normalized and (not self.incremental or len(text) >= RELEASED_FROM)
         enc = self._encode(text, released)
         ids: list[int] = enc.ids
         offsets: list[tuple[int, int]] = enc.offsets

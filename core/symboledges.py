@@ -21,7 +21,7 @@ from mypy_extensions import i64
 from tokenline.core.family import Family
 from tokenline.core.normalization import Normalization
 from tokenline.core.tokens import TokenRun, TokenStore
-from tokenline.core.window import NO_EDIT, Edges, Neighborhood, Stats, Window
+from tokenline.core.window import LONG_STRETCH, NO_EDIT, Edges, Neighborhood, Stats, Window
 
 
 class CutTest:
@@ -85,6 +85,28 @@ class SymbolEdges(Edges):
             (by_cuts or near.right_edge_holds(found, wr)) and self._cut_after(text, b, found)
         )
         return found, ok_l, ok_r
+
+    def encodes_long(self, ns: i64, ne: i64) -> bool:
+        """Edges proven by cuts alone encode the whole stretch between the cuts around an edit:
+        long when the old tokens hold no cut within LONG_STRETCH characters of it on a side (a
+        walk of at most that many characters each way)."""
+        toks = self.toks
+        n: i64 = toks.size()
+        if not self.by_cuts or n == 0:
+            return False
+        k: i64 = min(toks.at(ns), n - 1)
+        k1: i64 = min(toks.at(ne) + 1, n)
+        near = Neighborhood(toks, k, k1)
+        while k > 0 and near.joined(k):
+            if ns - near.start(k) > LONG_STRETCH:
+                return True
+            k -= 1
+        k = k1
+        while k < n and near.joined(k):
+            if near.start(k) - ne > LONG_STRETCH:
+                return True
+            k += 1
+        return False
 
     def _cut_before(self, w: Window, a: i64) -> bool:
         """Normalized offset a, an old token boundary, is also a cut of the new text."""

@@ -25,6 +25,9 @@ SETTLED: Final = 1
 ENCODE_WHOLE: Final = 2
 # Old tokens fetched at least when the window outgrows its copy of them.
 REFETCH: Final = 16
+# Characters an edit may encode at once before Edges.encodes_long calls it long (a few
+# milliseconds of a Unigram Viterbi).
+LONG_STRETCH: Final = 8192
 
 
 class Stats:
@@ -138,6 +141,14 @@ class Edges:
         """Settles an edit without the window loop where the strategy knows cuts around it
         that the edit left (BY_LOOP: it does not; SETTLED; ENCODE_WHOLE)."""
         return BY_LOOP
+
+    def encodes_long(self, ns: i64, ne: i64) -> bool:
+        """Whether an edit of normalized [ns, ne) would encode more than LONG_STRETCH characters
+        at once: a stretch with no place the strategy may cut, which its family encodes whole (a
+        Unigram piece: no bounded window reproduces a Viterbi path). Asked before the edit, by a
+        caller that must answer quickly and would rather encode such a text elsewhere. False
+        where every edit reads a bounded stretch."""
+        return False
 
     def begin(self, w: Window, near: Neighborhood, ne_new: i64) -> None:
         """An edit's window is about to be settled."""

@@ -16,6 +16,11 @@ after the next pause); only the newest text's go in. Meanwhile the document is `
 status says so, its diagnostics wait, and requests that need its tokens get a ServerCancelled
 answer (the client asks again after the refresh sent when the tokens catch up).
 
+A model that edits in place does the same for an edit that would encode a long stretch at once
+(Document.encodes_long: a Unigram piece of thousands of characters, which no bounded window
+encodes exactly): the document gets a backlog before that edit (`hold`) and loses it once its
+tokens have caught up, so that the keys typed into such a piece do not wait for its encode.
+
 A large chat file (server/chat.py counts its conversations from the text alone) opens the same
 way: its text goes to a backlog at once and its first encode is a low idle job, after the work
 that answers the user (hints of the visible lines, the conversations' totals), so that opening
@@ -190,6 +195,15 @@ class CatchUp:
         if seconds > EAGER_SECONDS and st.uri not in self._backlogs:
             self._backlogs[st.uri] = Backlog(st.doc.text if text is None else text)
 
+    def hold(self, st: DocState) -> Backlog:
+        """A backlog for a document whose model edits in place, made before an edit that would
+        encode a long stretch at once (Document.encodes_long: a long Unigram piece, encoded
+        whole): its edits go to the text, its tokens catch up from a whole re-encode on a
+        worker, as a model's that re-encodes whole do, and the backlog goes once they have."""
+        backlog = self._backlogs[st.uri] = Backlog(st.doc.text)
+        st.pending = True
+        return backlog
+
     def backlog(self, st: DocState) -> Backlog | None:
         """Where a didChange of the document goes: its backlog (the document is pending from
         now until its tokens catch up), or None for its Document."""
@@ -342,4 +356,6 @@ class CatchUp:
         """The document's tokens are its newest text's: no longer pending."""
         backlog.caught_up()
         st.pending = False
+        if st.model.incremental:
+            self._backlogs.pop(st.uri, None)  # held for a long edit (hold): edits in place again
         self._caught_up(st, change)

@@ -5,8 +5,10 @@ converted to code-point offsets by the core's line index (never by rescanning th
 own TextDocument is not used: the server's protocol class keeps pygls's workspace out of
 didOpen/didChange/didClose, so no second copy of a document is rebuilt per change. The server
 answers those notifications (app.py) and hands each document to its features. A document whose
-model re-encodes whole is edited through its backlog while its tokens catch up (catchup.py); the
-opening work a model defers is finished in idle time (idle.py).
+model re-encodes whole is edited through its backlog while its tokens catch up (catchup.py), and
+so is a document whose next edit would encode a long stretch at once (a long Unigram piece:
+Document.encodes_long), until its tokens have caught up; the opening work a model defers is
+finished in idle time (idle.py).
 """
 
 from __future__ import annotations
@@ -168,6 +170,9 @@ class DocumentStore:
             log.warning("didChange for %s, which is not open; ignored", uri)
             return None
         backlog = self.catchup.backlog(st)
+        if backlog is None and encodes_long(st.doc, changes, unit):
+            log.info("%s: an edit in a long piece; its tokens catch up on a worker", uri)
+            backlog = self.catchup.hold(st)
         if backlog is not None:
             change = apply_changes(st, backlog, version, changes, unit)
             self.catchup.edited(st, change)
@@ -245,6 +250,33 @@ def apply_changes(
             change = change.then(apply_range(st, backlog, rng, text, unit))
     st.version = version
     return change
+
+
+def encodes_long(doc: Document, changes: Sequence[TextChange], unit: int) -> bool:
+    """Whether a ranged change would have the Document encode a long stretch at once, asked
+    before any is applied: each range read in the text as it is (later changes of a didChange
+    may be off by the earlier ones; a whole-text change is a full encode anyway)."""
+    n_lines = doc.line_count()
+    n = doc.length()
+    for rng, _text in changes:
+        if rng is None:
+            continue
+        sl, sc, el, ec = rng
+        if (el, ec) < (sl, sc):
+            sl, sc, el, ec = el, ec, sl, sc
+        a = _rough_offset(doc, sl, sc, unit, n_lines, n)
+        b = _rough_offset(doc, el, ec, unit, n_lines, n)
+        if doc.encodes_long(a, max(a, b)):
+            return True
+    return False
+
+
+def _rough_offset(doc: Document, line: int, col: int, unit: int, n_lines: int, n: int) -> int:
+    """An LSP position's code-point offset, clamped to the text, for questions before an edit."""
+    if line >= n_lines:
+        return n
+    off = int(doc.offset(max(line, 0), max(col, 0), unit))
+    return min(max(off, 0), n)
 
 
 def _check_version(st: DocState, version: int | None) -> None:

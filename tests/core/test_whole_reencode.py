@@ -109,9 +109,3 @@ def test_tokens_of_a_superseded_text_are_refused(
     check_spans(sp, model, doc, "so the black cat sat.")
     doc.edit(0, 2, "And")  # in step again: edits go in place
     check_spans(sp, model, doc, "And the black cat sat.")
-
-
-def test_an_incremental_model_is_edited_in_place() -> None:
-    doc = Document(load_model(), "hello")
-    with pytest.raises(ValueError, match="edit\\(\\)"):
-        doc.edit_text(0, 0, "x")
