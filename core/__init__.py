@@ -58,7 +58,7 @@ from tokenline.core.rope import (
     utf8_width,
 )
 from tokenline.core.tiktokencache import cached_tiktoken_encodings, tiktoken_cache_dir
-from tokenline.core.tokens import TokenRun
+from tokenline.core.tokens import TokenRun, run_bytes, run_from_bytes
 from tokenline.core.vocab import FLAG_BYTE as TOKEN_BYTE
 from tokenline.core.vocab import FLAG_SPECIAL as TOKEN_SPECIAL
 from tokenline.core.vocab import FLAG_UNKNOWN as TOKEN_UNKNOWN
@@ -115,6 +115,8 @@ __all__ = [
     "plain_contents",
     "plain_messages",
     "resolve_model",
+    "run_bytes",
+    "run_from_bytes",
     "tiktoken_cache_dir",
     "units8",
     "units16",

@@ -8,6 +8,7 @@ must fall between merge symbols.
 
 from __future__ import annotations
 
+from array import array
 from typing import Final
 
 from librt.vecs import append, extend, vec
@@ -100,6 +101,18 @@ class TokenRun:
 
 def empty_run() -> TokenRun:
     return TokenRun(vec[i32](), vec[i32](), vec[u8]())
+
+
+def run_bytes(run: TokenRun) -> tuple[bytes, bytes, bytes]:
+    """A run's columns as bytes (this machine's order), to hand it to another process."""
+    return array("i", run.ids).tobytes(), array("i", run.lens).tobytes(), bytes(run.joins)
+
+
+def run_from_bytes(ids: bytes, lens: bytes, joins: bytes) -> TokenRun:
+    """The run run_bytes gave (a few milliseconds for a million tokens, no object per token)."""
+    return TokenRun(
+        vec[i32](memoryview(ids).cast("i")), vec[i32](memoryview(lens).cast("i")), vec[u8](joins)
+    )
 
 
 def to_vec(ids: list[int]) -> vec[i32]:

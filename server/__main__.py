@@ -2,4 +2,6 @@
 
 from tokenline.server.app import main
 
-raise SystemExit(main())
+# Guarded: a child process the server spawns (server/childencode.py) imports this module again.
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,7 +7,9 @@ tokenizers' native code): on a thread, that time is no keystroke's wait. The cor
 snapshot; the Document itself is touched on the event loop alone (Document.edit_text before,
 take_tokens after). Two workers: an encode of a text superseded while it runs cannot be stopped,
 and the newest one must not queue behind it. A job whose text was superseded before it began is
-skipped.
+skipped. A large text is encoded in a child process instead (server/childencode.py), which the
+worker waits for: turning a library's result into tokens holds the GIL, and would hold the event
+loop with it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 
 from tokenline.core import Model, TokenRun, whole_tokens
+from tokenline.server.childencode import ChildEncoder
 from tokenline.server.priority import yield_to_the_loop
 
 log = logging.getLogger("tokenline.server")
@@ -33,9 +36,11 @@ Landed = Callable[[TokenRun | None, float, BaseException | None], None]
 class Reencoder:
     """The worker threads (made on first use) and the encodes under way."""
 
-    def __init__(self, pool: Executor | None = None) -> None:
-        """pool: where encodes run (made on first use: WORKERS threads)."""
+    def __init__(self, pool: Executor | None = None, child: ChildEncoder | None = None) -> None:
+        """pool: where encodes run (made on first use: WORKERS threads); child: where large
+        texts are encoded, the thread waiting (made here when not given)."""
         self._pool = pool
+        self._child = child or ChildEncoder()
 
     def encode(
         self, model: Model, normalized: str, newest: Callable[[], bool], landed: Landed
@@ -46,24 +51,30 @@ class Reencoder:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            landed(*_work(model, normalized, newest))
+            landed(*_work(model, normalized, newest, None))
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(
                 WORKERS, thread_name_prefix="tokenline-reencode", initializer=yield_to_the_loop
             )
-        future = loop.run_in_executor(self._pool, _work, model, normalized, newest)
+        future = loop.run_in_executor(self._pool, _work, model, normalized, newest, self._child)
         future.add_done_callback(lambda done: _land(done, landed))
+
+    def close(self) -> None:
+        """Stops the child process, if one was started."""
+        self._child.close()
 
 
 def _work(
-    model: Model, normalized: str, newest: Callable[[], bool]
+    model: Model, normalized: str, newest: Callable[[], bool], child: ChildEncoder | None
 ) -> tuple[TokenRun | None, float, BaseException | None]:
     if not newest():
         return None, 0.0, None
     start = time.perf_counter()
     try:
-        run = whole_tokens(model, normalized)
+        run = None if child is None else child.encode(model, normalized)
+        if run is None:
+            run = whole_tokens(model, normalized)
     except Exception as error:  # the caller rebuilds the document on the event loop
         return None, time.perf_counter() - start, error
     return run, time.perf_counter() - start, None
