@@ -62,6 +62,7 @@ import timeline
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TOKENLINE_SHARED", ROOT.parent / "shared"))
 BOTCHAN = ROOT / "tests" / "data" / "botchan.txt"
+T5 = ROOT / "tests" / "data" / "tokenizers" / "t5-small" / "tokenizer.json"
 SEED_TIKTOKEN = SHARED / "tools" / "seed-tiktoken-cache"
 RESULTS = ROOT / "benchmarks" / "results" / "server.json"
 MB = 1_000_000
@@ -499,11 +500,11 @@ def latency_memory(client: Client, size: int) -> dict[str, Any]:
 
 
 def bench_whole(
-    python: str, model: Path, size: int, keys: int = 60, rounds: int = 3
+    python: str, model: Path, text: str, keys: int = 60, rounds: int = 3
 ) -> dict[str, Any]:
-    """A model that re-encodes whole: single keys (median of 3), then `rounds` bursts of `keys`
-    keys 100 ms apart (medians over the bursts; every key's wait pooled)."""
-    text = prose(size)
+    """A model that re-encodes whole (or keys its edits cannot bound: long_piece): single keys
+    at the start of line 100 (median of 3), then `rounds` bursts of `keys` keys 100 ms apart
+    (medians over the bursts; every key's wait pooled)."""
     client = Client(python)
     uri = "file:///bench/whole.txt"
 
@@ -623,11 +624,24 @@ def bench_whole_part(builds: dict[str, str], unigram: Path) -> dict[str, Any]:
         "sentencepiece_encode_s": round(statistics.median(times), 3),
         "core_reencode_s": core_reencode(unigram, text),
         "whole": [],
+        "long_piece": [],
     }
     for name, python in builds.items():
         print(f"... whole re-encodes: {name}", file=sys.stderr, flush=True)
-        out["whole"].append({"build": name, **bench_whole(python, unigram, MB)})
+        out["whole"].append({"build": name, **bench_whole(python, unigram, prose(MB))})
+    for name, python in builds.items():
+        print(f"... keys in a long Unigram piece: {name}", file=sys.stderr, flush=True)
+        out["long_piece"].append({"build": name, **bench_whole(python, T5, long_piece(MB), 30, 2)})
     return out
+
+
+def long_piece(size: int) -> str:
+    """Prose whose line 100 is one piece of `size` letters without a space (base64 or a
+    minified blob, to a Metaspace model): keys at its start re-encode the piece whole."""
+    lines = prose(20_000).splitlines(keepends=True)
+    r = random.Random(7)
+    piece = "".join(r.choice("abcdefghij") for _ in range(size))
+    return "".join(lines[:100]) + piece + "\n" + "".join(lines[100:])
 
 
 def longest_step(slices: dict[str, Any]) -> str:
@@ -732,7 +746,29 @@ def render(out: dict[str, Any]) -> str:
             f"| {name} | {r['one_key_s']} s | {r['last_key_to_final_status_s']} s "
             f"| {r['last_key_to_final_status_s'] / reencode:.2f} | {n} | {keys} |"
         )
-    return "\n".join(lines)
+    return "\n".join(lines + render_long_piece(out.get("long_piece", [])))
+
+
+def render_long_piece(runs: list[dict[str, Any]]) -> list[str]:
+    """Keys typed into a 1 MB Unigram piece (t5-small): each build's waits."""
+    if not runs:
+        return []
+    lines = [
+        "",
+        "Keys at the start of a 1 MB piece without spaces, t5-small's `tokenizer.json` (Unigram "
+        "after a splitting Metaspace: each key encodes the whole piece); 30 keys 100 ms apart, "
+        "medians of 2 bursts:",
+        "",
+        "| build | one key alone | last key → its count | each key → its status "
+        "(median / p99 / max) |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for r in runs:
+        lines.append(
+            f"| {r['build']} | {r['one_key_s']} s | {r['last_key_to_final_status_s']} s "
+            f"| {ms3(r['key_status'])} |"
+        )
+    return lines
 
 
 def main() -> int:
@@ -763,7 +799,8 @@ def main() -> int:
     if args.whole_only and Path(args.out).exists():
         # The other parts stay those of the last full run; this part says when it ran.
         kept = json.loads(Path(args.out).read_text(encoding="utf-8"))
-        kept.update({k: out[k] for k in ("whole", "sentencepiece_encode_s", "core_reencode_s")})
+        parts_kept = ("whole", "long_piece", "sentencepiece_encode_s", "core_reencode_s")
+        kept.update({k: out[k] for k in parts_kept})
         kept["whole_run"] = info
         out = kept
     else:

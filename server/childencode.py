@@ -7,10 +7,12 @@ token's offsets, 130 ms for the 850,000 tokens of a 1 MB Unigram piece, and a ke
 meanwhile waits for all of it. A child process does the whole encode and hands back the tokens'
 columns as bytes, which become a run in a few milliseconds (tokenline.core.run_from_bytes).
 
-The child loads each model from its file once, on the first encode that needs it (a model with
-no file of its own stays on the thread). Its model must be the server's, and the file may have
-changed since the server read it: the ids of a probe text, from both, are compared on every
-encode, and a model whose child disagrees stays on the thread from then on.
+The child loads each model from its file once, on the first encode that needs it. A model with
+no file of its own stays on the thread, and so do SentencePiece's, whose results convert fast.
+The child's model must be the server's, and the file may have changed since the server read it:
+the ids of a probe text, from both, are compared on every encode, and a model whose child
+disagrees stays on the thread from then on. One encode is in the child at a time: one that was
+superseded while it waited for its turn is skipped.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import threading
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -28,8 +31,10 @@ log = logging.getLogger("tokenline.server")
 # Texts shorter than this are encoded on the thread: their conversion is short, and a child
 # costs a process start and a second copy of the model.
 CHILD_FROM = 1 << 18
-# Files a child can load the server's model from again (SentencePiece and tokenizer.json).
-RELOADABLE = (".model", ".json")
+# Files whose whole re-encodes go to the child: tokenizer.json, whose library builds a Python
+# tuple per token's place. SentencePiece hands back ids alone, and its files' re-encodes stay on
+# the thread, where they land 50 ms sooner at 1 MB (no text and tokens carried across).
+CHILD_SUFFIXES = (".json",)
 PROBE = "Tokenline's probe: Héllo, wörld! 12345 東京\n\tx  y"
 
 # The child's models, by file (a child process's own state: it has no server object).
@@ -52,26 +57,35 @@ class ChildEncoder:
     def __init__(self) -> None:
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        # Held by the worker thread whose encode is in the child: one at a time, so that an
+        # encode superseded while it waited for its turn is skipped, not run before the newest.
+        self._turn = threading.Lock()
         # Model files the child cannot encode for (it failed, or its model is not the server's).
         self._refused: set[str] = set()
 
-    def encode(self, model: Model, normalized: str) -> TokenRun | None:
-        """The tokens of `normalized`, encoded by the child (called on a worker thread, which
-        waits for them); None when the thread must encode it instead."""
+    def encode(
+        self, model: Model, normalized: str, newest: Callable[[], bool]
+    ) -> tuple[bool, TokenRun | None]:
+        """Called on a worker thread, which waits: (True, the tokens of `normalized` encoded
+        by the child), (True, None) when `newest()` says the text was superseded before its
+        turn came, (False, None) when the thread must encode it instead."""
         path = model.path
         if len(normalized) < CHILD_FROM or not self._reloadable(path):
-            return None
-        try:
-            ids, lens, joins, probe = self._start().submit(_encode, path, normalized).result()
-        except Exception:
-            log.exception("the child process failed to encode with %s; encoding here", path)
-            self._refused.add(path)
-            return None
+            return False, None
+        with self._turn:
+            if not newest():
+                return True, None
+            try:
+                ids, lens, joins, probe = self._start().submit(_encode, path, normalized).result()
+            except Exception:
+                log.exception("the child process failed to encode with %s; encoding here", path)
+                self._refused.add(path)
+                return False, None
         if probe != model.encode(PROBE):
             log.warning("the child's model of %s is not the server's; encoding here", path)
             self._refused.add(path)
-            return None
-        return run_from_bytes(ids, lens, joins)
+            return False, None
+        return True, run_from_bytes(ids, lens, joins)
 
     def close(self) -> None:
         with self._lock:
@@ -80,7 +94,7 @@ class ChildEncoder:
             pool.shutdown(wait=False, cancel_futures=True)
 
     def _reloadable(self, path: str) -> bool:
-        return path not in self._refused and path.endswith(RELOADABLE) and Path(path).is_file()
+        return path not in self._refused and path.endswith(CHILD_SUFFIXES) and Path(path).is_file()
 
     def _start(self) -> ProcessPoolExecutor:
         with self._lock:

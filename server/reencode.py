@@ -72,9 +72,11 @@ def _work(
         return None, 0.0, None
     start = time.perf_counter()
     try:
-        run = None if child is None else child.encode(model, normalized)
-        if run is None:
-            run = whole_tokens(model, normalized)
+        if child is not None:
+            handled, run = child.encode(model, normalized, newest)
+            if handled:  # by the child, or superseded while it waited for its turn
+                return run, time.perf_counter() - start, None
+        run = whole_tokens(model, normalized)
     except Exception as error:  # the caller rebuilds the document on the event loop
         return None, time.perf_counter() - start, error
     return run, time.perf_counter() - start, None

@@ -32,14 +32,15 @@ def large(botchan: str) -> str:
 def test_the_child_gives_the_servers_tokens(child: ChildEncoder, botchan: str) -> None:
     model = load_model(DATA / "t5-small" / "tokenizer.json")
     text = large(botchan)
-    run = child.encode(model, text)
-    assert run is not None
+    handled, run = child.encode(model, text, lambda: True)
+    assert handled and run is not None
     mine = whole_tokens(model, text)
     assert list(run.ids) == list(mine.ids)
     assert list(run.lens) == list(mine.lens)
     assert list(run.joins) == list(mine.joins)
-    # A short text stays on the thread.
-    assert child.encode(model, text[:1000]) is None
+    # A short text stays on the thread; a superseded one is not encoded.
+    assert child.encode(model, text[:1000], lambda: True) == (False, None)
+    assert child.encode(model, text, lambda: False) == (True, None)
 
 
 def test_a_model_file_changed_since_it_was_read_is_refused(
@@ -49,13 +50,13 @@ def test_a_model_file_changed_since_it_was_read_is_refused(
     shutil.copy(DATA / "t5-small" / "tokenizer.json", path)
     model = load_model(path)
     shutil.copy(DATA / "gpt2" / "tokenizer.json", path)  # what the child will read
-    assert child.encode(model, large(botchan)) is None
+    assert child.encode(model, large(botchan), lambda: True) == (False, None)
     shutil.copy(DATA / "t5-small" / "tokenizer.json", path)
     # Refused for good: the server's model and its file cannot be trusted to agree.
-    assert child.encode(model, large(botchan)) is None
+    assert child.encode(model, large(botchan), lambda: True) == (False, None)
 
 
 def test_a_model_without_a_file_stays_on_the_thread(child: ChildEncoder, botchan: str) -> None:
     model = load_model(DATA / "t5-small" / "tokenizer.json")
     model.path = "<bytes>"
-    assert child.encode(model, large(botchan)) is None
+    assert child.encode(model, large(botchan), lambda: True) == (False, None)
