@@ -10,7 +10,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.core.test_hf_family import Judge, check_document
@@ -72,7 +72,6 @@ def test_bundled_model_never_encodes_long() -> None:
 
 
 @pytest.mark.parametrize("name", BOUNDED + SPLITTING)
-@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_edits_taken_apart_then_in_place(
     files: dict[str, Judge], name: str, data: st.DataObject
