@@ -269,39 +269,7 @@ class LongWordEdges(SymbolEdges):
         hi_k: i64 = self.span_hi
         if w.ns == NO_EDIT or lo_k < wl or hi_k > wr or lo_k < 0:
             return super().attempt(w, near, wl, wr, a, b)
-        # The old tokens either side, then the span's.
-        kept: bool = self.family.keeps_joins
-        run = self.span
-        m: i64 = (lo_k - wl) + (wr - hi_k) + run.size()
-        ids = vec[i32](capacity=m)
-        lens = vec[i32](capacity=m)
-        joins = vec[u8]()
-        i: i64 = wl
-        while i < lo_k:
-            ids, lens, joins = _old(near, i, ids, lens, joins, kept)
-            i += 1
-        j: i64 = 0
-        while j < run.size():
-            ids = append(ids, run.ids[j])
-            lens = append(lens, run.lens[j])
-            if kept:
-                joins = append(joins, run.joins[j])
-            j += 1
-        i = hi_k
-        while i < wr:
-            ids, lens, joins = _old(near, i, ids, lens, joins, kept)
-            i += 1
         w.read_lo = a
         w.read_hi = b
-        return TokenRun(ids, lens, joins), True, True
-
-
-def _old(
-    near: Neighborhood, k: i64, ids: vec[i32], lens: vec[i32], joins: vec[u8], kept: bool
-) -> tuple[vec[i32], vec[i32], vec[u8]]:
-    """Old token k appended as it is."""
-    ids = append(ids, i32(near.id(k)))
-    lens = append(lens, i32(near.length(k)))
-    if kept:
-        joins = append(joins, u8(near.flag(k)))
-    return ids, lens, joins
+        # The old tokens before the span, its new ones, the old tokens after it.
+        return near.around(wl, lo_k, self.span, hi_k, wr), True, True

@@ -26,7 +26,6 @@ from tokenline.core.pretokenflags import (
     KeptText,
     in_pretoken,
     keeps_run,
-    kept_around,
     kept_right,
     next_pretoken,
     one_pretoken,
@@ -263,7 +262,7 @@ class PreTokenEdges(LazyCuts):
             found, ok_l, ok_r = self._cut_window(w, near, wl2, wr, a2, b, il, True)
             wr2 = wr
         if found is not None and ok_l and ok_r and (wl2 != wl or wr2 != wr):
-            found = kept_around(near, wl, wl2, found, wr2, wr)
+            found = near.around(wl, wl2, found, wr2, wr)
         return found, ok_l, ok_r
 
     def _kept_left(self, w: Window, near: Neighborhood, wl: i64) -> i64:

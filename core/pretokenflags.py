@@ -100,15 +100,6 @@ def one_pretoken(near: Neighborhood, k0: i64, k1: i64) -> bool:
     return True
 
 
-def kept_around(near: Neighborhood, k0: i64, k1: i64, run: TokenRun, k2: i64, k3: i64) -> TokenRun:
-    """Old tokens [k0, k1), then run, then old tokens [k2, k3): a window's tokens with those of
-    the pre-tokens at its ends that it kept as they were."""
-    out = near.run(k0, k1)
-    out.add(run)
-    out.add(near.run(k2, k3))
-    return out
-
-
 def pretoken_span(near: Neighborhood, k0: i64, k1: i64, enough: i64) -> i64:
     """Characters of the pre-token holding old tokens k0..k1 (one pre-token), counted outward
     from them until there are more than `enough` or the pre-token ends."""

@@ -253,6 +253,14 @@ class Neighborhood:
         joins = self.joins[i:j] if len(self.joins) > 0 else vec[u8]()
         return TokenRun(self.ids[i:j], self.lens[i:j], joins)
 
+    def around(self, k0: i64, k1: i64, run: TokenRun, k2: i64, k3: i64) -> TokenRun:
+        """Old tokens [k0, k1), then run, then old tokens [k2, k3): a window's tokens with the
+        old ones at its ends that it kept as they were."""
+        out = self.run(k0, k1)
+        out.add(run)
+        out.add(self.run(k2, k3))
+        return out
+
     def start(self, k: i64) -> i64:
         self._cover(k)
         return self.starts[k - self.k0]
