@@ -103,16 +103,17 @@ class Document:
         ns, ne_old, ne_new = self.norm.apply(start, end, new_text)
         self.engine.after_edit(ns, ne_old, ne_new)
 
-    def encodes_long(self, start: int, end: int) -> bool:
-        """Whether edit() of [start, end) would encode a long stretch at once (milliseconds of
-        work: a long Unigram piece, which its family encodes whole). A caller that must stay
-        responsive edits such a text with edit_text and encodes it whole elsewhere."""
+    def encodes_long(self, start: int, end: int, new_text: str = "") -> bool:
+        """Whether edit() of [start, end) to new_text would encode a long stretch at once
+        (milliseconds of work: a long Unigram piece, which its family encodes whole, typed in or
+        pasted). A caller that must stay responsive edits such a text with edit_text and encodes
+        it whole elsewhere."""
         if self.stale or self.engine.loading is not None:
             return False
         n: i64 = self.rope.length()
         a: i64 = min(max(start, 0), n)
         b: i64 = min(max(end, a), n)
-        return self.engine.edges.encodes_long(self.norm.to_norm(a), self.norm.to_norm(b))
+        return self.engine.edges.encodes_long(self.norm.to_norm(a), self.norm.to_norm(b), new_text)
 
     def edit_text(self, start: int, end: int, new_text: str) -> str:
         """Replaces text[start:end] with new_text in the text alone and returns the normalized

@@ -86,27 +86,30 @@ class SymbolEdges(Edges):
         )
         return found, ok_l, ok_r
 
-    def encodes_long(self, ns: i64, ne: i64) -> bool:
+    def encodes_long(self, ns: i64, ne: i64, new: str) -> bool:
         """Edges proven by cuts alone encode the whole stretch between the cuts around an edit:
-        long when the old tokens hold no cut within LONG_STRETCH characters of it on a side (a
-        walk of at most that many characters each way)."""
+        long when that stretch, with the new text's words at its ends, or a word of the new text
+        is over LONG_STRETCH characters (old tokens walked at most that far each way)."""
+        if not self.by_cuts:
+            return False
+        head, tail, widest = words_at_ends(new)
         toks = self.toks
         n: i64 = toks.size()
-        if not self.by_cuts or n == 0:
-            return False
+        if n == 0:
+            return widest > LONG_STRETCH
         k: i64 = min(toks.at(ns), n - 1)
         k1: i64 = min(toks.at(ne) + 1, n)
         near = Neighborhood(toks, k, k1)
-        while k > 0 and near.joined(k):
-            if ns - near.start(k) > LONG_STRETCH:
-                return True
+        while k > 0 and near.joined(k) and ns - near.start(k) <= LONG_STRETCH:
             k -= 1
+        left: i64 = ns - near.start(k)
         k = k1
-        while k < n and near.joined(k):
-            if near.start(k) - ne > LONG_STRETCH:
-                return True
+        while k < n and near.joined(k) and near.start(k) - ne <= LONG_STRETCH:
             k += 1
-        return False
+        right: i64 = near.start(k) - ne
+        if head == len(new):  # no white space in it: one stretch from cut to cut
+            return left + head + right > LONG_STRETCH
+        return left + head > LONG_STRETCH or tail + right > LONG_STRETCH or widest > LONG_STRETCH
 
     def _cut_before(self, w: Window, a: i64) -> bool:
         """Normalized offset a, an old token boundary, is also a cut of the new text."""
@@ -145,3 +148,17 @@ class SymbolEdges(Edges):
             i += 1
         probe = text[p:end] + self.norm.slice(end_norm, end_norm + reach)
         return cuts.lands_on(probe, 0, end - p)
+
+
+def words_at_ends(text: str) -> tuple[i64, i64, i64]:
+    """Characters of text's first and last runs without white space (0 where it starts or ends
+    with white space) and of its longest: all len(text) when it has none."""
+    words = text.split()
+    if not words:
+        return 0, 0, 0
+    head: i64 = 0 if text[0].isspace() else len(words[0])
+    tail: i64 = 0 if text[-1].isspace() else len(words[-1])
+    widest: i64 = 0
+    for word in words:
+        widest = max(widest, len(word))
+    return head, tail, widest

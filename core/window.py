@@ -142,12 +142,12 @@ class Edges:
         that the edit left (BY_LOOP: it does not; SETTLED; ENCODE_WHOLE)."""
         return BY_LOOP
 
-    def encodes_long(self, ns: i64, ne: i64) -> bool:
-        """Whether an edit of normalized [ns, ne) would encode more than LONG_STRETCH characters
-        at once: a stretch with no place the strategy may cut, which its family encodes whole (a
-        Unigram piece: no bounded window reproduces a Viterbi path). Asked before the edit, by a
-        caller that must answer quickly and would rather encode such a text elsewhere. False
-        where every edit reads a bounded stretch."""
+    def encodes_long(self, ns: i64, ne: i64, new: str) -> bool:
+        """Whether an edit of normalized [ns, ne) to `new` (as typed: a predictor) would
+        encode more than LONG_STRETCH characters at once: a stretch with no place the strategy
+        may cut, which its family encodes whole (a Unigram piece: no bounded window reproduces
+        a Viterbi path). Asked before the edit, by a caller that must answer quickly and would
+        rather encode such a text elsewhere. False where every edit reads a bounded stretch."""
         return False
 
     def begin(self, w: Window, near: Neighborhood, ne_new: i64) -> None:

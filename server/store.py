@@ -258,7 +258,7 @@ def encodes_long(doc: Document, changes: Sequence[TextChange], unit: int) -> boo
     may be off by the earlier ones; a whole-text change is a full encode anyway)."""
     n_lines = doc.line_count()
     n = doc.length()
-    for rng, _text in changes:
+    for rng, text in changes:
         if rng is None:
             continue
         sl, sc, el, ec = rng
@@ -266,7 +266,7 @@ def encodes_long(doc: Document, changes: Sequence[TextChange], unit: int) -> boo
             sl, sc, el, ec = el, ec, sl, sc
         a = _rough_offset(doc, sl, sc, unit, n_lines, n)
         b = _rough_offset(doc, el, ec, unit, n_lines, n)
-        if doc.encodes_long(a, max(a, b)):
+        if doc.encodes_long(a, max(a, b), text):
             return True
     return False
 

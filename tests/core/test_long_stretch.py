@@ -57,12 +57,37 @@ def test_a_piece_within_the_limit_does_not(files: dict[str, Judge]) -> None:
     assert not doc.encodes_long(6 + len(short) // 2, 6 + len(short) // 2)
 
 
+def test_a_paste_that_makes_a_long_piece_encodes_long(files: dict[str, Judge]) -> None:
+    prose = "the cat sat on the mat. " * 40
+    doc = Document(files["t5-small"].model, prose)
+    at = 100  # inside a word
+    assert doc.encodes_long(at, at, word(2 * LONG_STRETCH))
+    # Words of the pasted text, with spaces between: each is encoded alone.
+    assert not doc.encodes_long(at, at, (word(LONG_STRETCH // 4) + " ") * 12)
+    # One long word among them, or at either end, where it joins the old word it lands in.
+    assert doc.encodes_long(at, at, "a b " + word(LONG_STRETCH + 10) + " c d")
+    # "cat" lies at [100, 103), after a space: the paste's first word joins the space, its last
+    # word joins "cat".
+    assert doc.encodes_long(at, at, word(LONG_STRETCH) + " tail")
+    assert not doc.encodes_long(at, at, word(LONG_STRETCH - 2) + " tail")
+    assert doc.encodes_long(at, at, "head " + word(LONG_STRETCH - 2))
+    assert not doc.encodes_long(at, at, "head " + word(LONG_STRETCH - 4))
+    assert not doc.encodes_long(at, at, " " + word(LONG_STRETCH - 2) + " ")
+    # Half a piece pasted next to an old half: the stretch from cut to cut is long.
+    half = word(LONG_STRETCH // 2 + 100, 3)
+    doc = Document(files["t5-small"].model, "hello " + half + " end")
+    assert not doc.encodes_long(6, 6, "")
+    assert doc.encodes_long(6, 6, word(LONG_STRETCH // 2 + 100, 5))
+    assert Document(files["t5-small"].model, "").encodes_long(0, 0, word(LONG_STRETCH + 1))
+
+
 @pytest.mark.parametrize("name", BOUNDED)
 def test_bounded_files_never_encode_long(files: dict[str, Judge], name: str) -> None:
     long = word(3 * LONG_STRETCH)
     doc = Document(files[name].model, "x = " + long + "\n")
     for at in (5, len(long) // 2, len(long)):
         assert not doc.encodes_long(at, at + 1), at
+    assert not doc.encodes_long(5, 5, word(2 * LONG_STRETCH))
 
 
 def test_bundled_model_never_encodes_long() -> None:

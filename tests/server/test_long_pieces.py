@@ -73,3 +73,22 @@ def test_keys_in_a_long_piece_catch_up_on_a_worker(t5: Session, botchan: str) ->
     assert settled["tokens"] == len(reference(text))
     assert all_ids(t5, uri, text) == reference(text)
     t5.close_doc(uri)
+
+
+def test_a_long_piece_pasted_catches_up_on_a_worker(t5: Session, botchan: str) -> None:
+    text = botchan[:5000]
+    uri = "file:///t5/paste.txt"
+    t5.open(uri, text, language="plaintext")
+    t5.status(uri)
+    pasted = "".join(random.Random(9).choice("xyz") for _ in range(2 * LONG_STRETCH))
+    at = text.index(" ", 2000) + 1
+    t5.change(uri, [(rng(position(text, at), position(text, at)), pasted)])
+    text = text[:at] + pasted + text[at:]
+    first = t5.wait_for(
+        lambda: next((st for st in t5.statuses if st["uri"] == uri and st["version"] == 2), None),
+        what="the paste's first status",
+    )
+    assert first["pending"] is True
+    assert final_status(t5, uri, 2)["tokens"] == len(reference(text))
+    assert all_ids(t5, uri, text) == reference(text)
+    t5.close_doc(uri)
