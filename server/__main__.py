@@ -2,6 +2,4 @@
 
 from tokenline.server.app import main
 
-# Guarded: a child process the server spawns (server/childencode.py) imports this module again.
-if __name__ == "__main__":
-    raise SystemExit(main())
+raise SystemExit(main())
