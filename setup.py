@@ -40,6 +40,7 @@ COMPILED_MODULES = [
     "longwords",
     "pretokenfamily",
     "pretokenflags",
+    "runcuts",
     "lazycuts",
     "pretokenedges",
     # The families.

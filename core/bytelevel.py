@@ -17,6 +17,7 @@ from mypy_extensions import i32, i64, u8
 
 from tokenline.core.normalization import IdentityNorm, Normalization
 from tokenline.core.pretokenedges import PreTokenFamily
+from tokenline.core.pretokenfamily import FIRST_INSIDE, LAST_INSIDE
 from tokenline.core.pretokenflags import inner_edges
 from tokenline.core.pretokens import (
     NEWER_MARGIN,
@@ -26,6 +27,7 @@ from tokenline.core.pretokens import (
     near_sync,
     newer_characters,
     reach_after,
+    run_chars,
     run_continues,
     sync_in,
 )
@@ -205,31 +207,39 @@ class ByteLevelFamily(PreTokenFamily):
         return found
 
     def window(
-        self, text: str, skip: i64, ahead: str, final: bool, pretoken_end: i64
+        self, text: str, skip: i64, ahead: str, final: bool, pretoken_end: i64, inside: i64 = 0
     ) -> TokenRun | None:
         n: i64 = len(text)
         full = text + ahead if ahead else text
+        pieces = self.splitter.split(full)
+        last: i64 = len(pieces) - 1 if (inside & LAST_INSIDE) != 0 else -1
         out = empty_run()
         pos: i64 = 0
-        for pretoken in self.splitter.split(full):
-            if pos >= n:
-                break
+        i: i64 = 0
+        while i < len(pieces) and pos < n:
+            pretoken = pieces[i]
             start: i64 = pos
             pos += len(pretoken)
+            # Whether this piece continues a long pre-token before text, or after it.
+            first_in: bool = i == 0 and (inside & FIRST_INSIDE) != 0
+            part: bool = first_in or i == last
+            i += 1
             if pos <= skip:
                 return None  # the new text cuts inside what was one pre-token
             if pos > n:
                 # The window ends inside this pre-token: only where an old one ended the same way.
-                if pos != pretoken_end or (not final and reach_after(full[pos:]) > len(full) - pos):
+                if pos != pretoken_end:
                     return None
-                if self.coder.whole(pretoken):
+                if not part and not final and reach_after(full[pos:]) > len(full) - pos:
+                    return None
+                if not part and self.coder.whole(pretoken):
                     return None  # the library takes the new pre-token as one token
-                self._add_part(pretoken, max(skip - start, 0), n - start, out)
+                self._add_part(pretoken, max(skip - start, 0), n - start, out, part, first_in)
                 return out
-            if skip > start:
-                if self.coder.whole(pretoken):
+            if skip > start or first_in:
+                if not first_in and self.coder.whole(pretoken):
                     return None
-                self._add_part(pretoken, skip - start, len(pretoken), out)
+                self._add_part(pretoken, skip - start, len(pretoken), out, first_in, first_in)
             else:
                 self.add_pretoken(pretoken, out)
         if pos != n or pretoken_end >= 0 or (not final and reach_after(ahead) > len(ahead)):
@@ -321,14 +331,20 @@ class ByteLevelFamily(PreTokenFamily):
     def run_continues(self, before: str, new: str, after: str) -> bool:
         return run_continues(self.run_class, before, new, after)
 
+    def in_run(self, text: str) -> bool:
+        return run_chars(self.run_class, text)
+
     def inner_part(self, text: str) -> TokenRun:
         return self._columns(self.coder.part(text), True, True)
 
-    def _add_part(self, pretoken: str, lo: i64, hi: i64, out: TokenRun) -> None:
+    def _add_part(
+        self, pretoken: str, lo: i64, hi: i64, out: TokenRun, long: bool, after_start: bool
+    ) -> None:
         """Appends the BPE of pretoken[lo:hi], a part of a long pre-token that a window edge
-        cuts."""
+        cuts (`long`: a piece of a longer pre-token, known long; `after_start`: that pre-token
+        starts before the piece)."""
         raw = self.coder.part(pretoken[lo:hi])
-        out.add(self._columns(raw, lo > 0, inner_edges(pretoken)))
+        out.add(self._columns(raw, lo > 0 or after_start, long or inner_edges(pretoken)))
 
     def _columns(self, raw: list[int], starts_inside: bool, long: bool) -> TokenRun:
         """The token store's columns for the ids of (a part of) one pre-token."""

@@ -141,6 +141,10 @@ class HFByteLevelFamily(ByteLevelFamily):
             return False
         return super().run_continues(before, new, after)
 
+    def in_run(self, text: str) -> bool:
+        """ASCII letters only, as run_continues."""
+        return text.isascii() and super().in_run(text)
+
     def clean(self, text: str) -> bool:
         for first, contents in self.by_first.items():
             if first in text:

@@ -24,6 +24,7 @@ from tokenline.core.bytelevel import AHEAD_CHARS
 from tokenline.core.hfbytelevel import HFByteLevelFamily, HFCoder, LibraryPreTokens
 from tokenline.core.normalization import Normalization
 from tokenline.core.pretokenedges import PreTokenEdges
+from tokenline.core.pretokenfamily import FIRST_INSIDE, LAST_INSIDE
 from tokenline.core.pretokens import reach_after
 from tokenline.core.rope import TextRope
 from tokenline.core.stepnorm import StepNorm
@@ -118,6 +119,8 @@ class NormalizedByteLevelFamily(HFByteLevelFamily):
         self.added_longest = 0
         self.added_ids = False
         self.ahead_chars = AHEAD_CHARS
+        # A scan from inside a run sees the added tokens that may meet the edit (runcuts).
+        self.run_margin = self.back()
 
     def normalization(self, rope: TextRope) -> Normalization:
         return StepNorm(rope, self.steps)
@@ -151,12 +154,13 @@ class NormalizedByteLevelFamily(HFByteLevelFamily):
         return found
 
     def window(
-        self, text: str, skip: i64, ahead: str, final: bool, pretoken_end: i64
+        self, text: str, skip: i64, ahead: str, final: bool, pretoken_end: i64, inside: i64 = 0
     ) -> TokenRun | None:
         """As ByteLevelFamily.window, with added tokens as segments no window edge cuts."""
         n: i64 = len(text)
         full = text + ahead if ahead else text
         segments, ids = self.pieces.split_ids(full)
+        last: i64 = len(segments) - 1 if (inside & LAST_INSIDE) != 0 else -1
         out = empty_run()
         pos: i64 = 0
         i: i64 = 0
@@ -165,22 +169,24 @@ class NormalizedByteLevelFamily(HFByteLevelFamily):
             added: i64 = ids[i]
             start: i64 = pos
             pos += len(segment)
+            first_in: bool = i == 0 and (inside & FIRST_INSIDE) != 0
+            part: bool = first_in or i == last
             i += 1
-            if pos <= skip:
+            if pos <= skip or (part and added >= 0):
                 return None  # the new text cuts inside what was one pre-token
             if pos > n:
                 # The window ends inside this pre-token: only where an old one ended the same way.
-                if added >= 0 or pos != pretoken_end or self.coder.whole(segment):
+                if added >= 0 or pos != pretoken_end or (not part and self.coder.whole(segment)):
                     return None
                 before = full[max(0, pos - self.back()) : pos]
-                if not final and self.cut_reach(before, full[pos:]) > len(full) - pos:
+                if not part and not final and self.cut_reach(before, full[pos:]) > len(full) - pos:
                     return None
-                self._add_part(segment, max(skip - start, 0), n - start, out)
+                self._add_part(segment, max(skip - start, 0), n - start, out, part, first_in)
                 return out
-            if skip > start:
-                if added >= 0 or self.coder.whole(segment):
+            if skip > start or first_in:
+                if added >= 0 or (not first_in and self.coder.whole(segment)):
                     return None
-                self._add_part(segment, skip - start, len(segment), out)
+                self._add_part(segment, skip - start, len(segment), out, first_in, first_in)
             elif added >= 0:
                 out.add_token(added, len(segment), 0, True)
             else:
@@ -190,6 +196,10 @@ class NormalizedByteLevelFamily(HFByteLevelFamily):
         if not final and self.cut_reach(text[max(0, n - self.back()) :], ahead) > len(ahead):
             return None
         return out
+
+    def added_free(self, text: str) -> bool:
+        texts, ids = self.pieces.added.split(text)
+        return len(texts) <= 1 and (not ids or ids[0] < 0)
 
 
 class NormalizedEdges(PreTokenEdges):

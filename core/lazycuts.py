@@ -23,6 +23,7 @@ from tokenline.core.pretokenflags import (
     forget_marks,
     mark_run,
 )
+from tokenline.core.runcuts import RUN_FAR
 from tokenline.core.segments import CACHED_SEGMENT_CHARS
 from tokenline.core.tokens import JOIN_UNKNOWN, TokenStore
 from tokenline.core.window import NO_EDIT, Edges, Neighborhood, Stats, Window
@@ -44,6 +45,14 @@ ALL_KNOWN: Final = 1 << 62
 # learning nothing first (learning, then a window, scanned the same text twice: a cold edit cost
 # 1.7x a prepared one).
 DIRECT_REACH: Final = 128
+# The most old characters an edit inside a run of letters replaces whose tokens are learned by a
+# scan from inside the run (_know_inside_run).
+RUN_EDIT_CHARS: Final = 1024
+
+
+def lower_letters(text: str) -> bool:
+    """Whether text is lower-case ASCII letters (no pattern cuts inside a run of them)."""
+    return text.isascii() and text.isalpha() and text.islower()
 
 
 class LazyCuts(Edges):
@@ -129,6 +138,7 @@ class LazyCuts(Edges):
         if unknown:
             # Reading `ahead` past e: cuts up to e depend on at most a few characters there.
             text = self.norm.slice(s + shift, min(limit, e + shift + ahead))
+            self.stats.scanned_chars += len(text)
             found = self.family.pretoken_joins(text, lens, joins)
             if inside:
                 continue_first(found)
@@ -210,37 +220,53 @@ class LazyCuts(Edges):
         return (lo + before if before >= 0 else 0), (ne + after if after >= 0 else total)
 
     def _know_inside_run(self, ns: i64, ne: i64) -> bool:
-        """An edit far inside a run of lower-case ASCII letters in text not yet prepared: its
-        tokens are marked as continuing a long pre-token without a scan back to the run's start
-        (pretokenflags.mark_run; the first edit inside a 1 MB run took 27 ms)."""
+        """An edit far inside a run of lower-case ASCII letters in text not yet prepared (old
+        [ns, ne) aside): its tokens are marked as continuing a long pre-token without a scan back
+        to the run's start (pretokenflags.mark_run; the first edit inside a 1 MB run took 27 ms),
+        or, when the text it replaces is not such letters (a space typed there before), learned
+        by a scan from inside the run before it to inside the run after it
+        (tokenline.core.runcuts: it cuts there as the whole text's scan does)."""
         fam = self.family
         reach: i64 = RUN_KNOW + fam.longest_token
         lo: i64 = ns - reach
         hi: i64 = ne + reach
         if fam.run_class == 0 or fam.added_ids or lo <= self.known_upto:
             return False  # added tokens may cut letter runs
-        if hi >= self.norm.length():
+        if hi >= self.norm.length() or ne - ns > RUN_EDIT_CHARS:
             return False
-        probe = self.norm.slice(ns - 1, ns + 1)  # most edits are not in such a run: ask little
-        if not (probe.isascii() and probe.isalpha() and probe.islower()):
+        norm = self.norm
+        # Most edits are not in such a run: ask little first.
+        if not lower_letters(norm.slice(ns - 1, ns) + norm.slice(ne, ne + 1)):
             return False
-        text = self.norm.slice(lo, hi)
-        if not (text.isascii() and text.isalpha() and text.islower()):
+        if not (lower_letters(norm.slice(lo, ns)) and lower_letters(norm.slice(ne, hi))):
             return False
-        self.edit_k0, self.edit_k1 = mark_run(self.toks, lo, hi)
-        self.edit_lo = self.toks.start(self.edit_k0)
-        self.edit_hi = self.toks.start(self.edit_k1)
+        toks = self.toks
+        if ns == ne or lower_letters(norm.slice(ns, ne)):
+            self.edit_k0, self.edit_k1 = mark_run(toks, lo, hi)
+        else:
+            # From a token start RUN_FAR into the run before to one as far inside the run after
+            # (and what _learn reads past it).
+            self.edit_k0 = toks.at(lo + RUN_FAR) + 1
+            self.edit_k1 = toks.at(hi - RUN_FAR - KNOW_AHEAD)
+            self._learn(toks.start(self.edit_k0), toks.start(self.edit_k1), 0, hi, True)
+        self.edit_lo = toks.start(self.edit_k0)
+        self.edit_hi = toks.start(self.edit_k1)
         self.lo_inside = True
         self.hi_inside = True
         return True
 
-    def _leave_run(self, w: Window, near: Neighborhood) -> None:
-        """Finds the true ends of a marked run's pre-token (a window off Algorithm 3's edges)."""
-        while self.lo_inside:
+    def _leave_run(self, w: Window, near: Neighborhood, left: bool, right: bool) -> None:
+        """Finds the true start (`left`) or end (`right`) of a marked run's pre-token, for a
+        window that reads from or to it."""
+        learned: bool = False
+        while left and self.lo_inside:
             self._learn_left(w)
-        while self.hi_inside:
+            learned = True
+        while right and self.hi_inside:
             self._learn_right(w)
-        near.refresh()
+            learned = True
+        if learned:
+            near.refresh()
 
     def _learn_left(self, w: Window) -> None:
         """Old tokens twice as far left learn whether they start a pre-token (from text the edit

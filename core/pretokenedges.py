@@ -21,7 +21,7 @@ from mypy_extensions import i64
 
 from tokenline.core.lazycuts import KNOW_MARGIN, LazyCuts
 from tokenline.core.normalization import Normalization
-from tokenline.core.pretokenfamily import PreTokenRules
+from tokenline.core.pretokenfamily import FIRST_INSIDE, LAST_INSIDE, PreTokenRules
 from tokenline.core.pretokenflags import (
     KeptText,
     in_pretoken,
@@ -33,6 +33,7 @@ from tokenline.core.pretokenflags import (
     seed_known,
     short_now,
 )
+from tokenline.core.runcuts import run_places
 from tokenline.core.tokens import JOIN_INNER, TokenRun, TokenStore, to_vec
 from tokenline.core.window import (
     BY_LOOP,
@@ -187,7 +188,7 @@ class PreTokenEdges(LazyCuts):
             return True
         if self._near_added(w.read_lo, w.read_hi):
             return False
-        return not (fam.added_ids and self._old_added(near, w.read_lo, w.read_hi - w.delta))
+        return not (fam.added_ids and old_added(fam, near, w.read_lo, w.read_hi - w.delta))
 
     def before_range(self, a: i64, b: i64) -> None:
         self.know(a - KNOW_MARGIN, a + KNOW_MARGIN)
@@ -212,17 +213,6 @@ class PreTokenEdges(LazyCuts):
         hi = min(self.norm.length(), hi + reach)
         return lo < hi and not self.family.clean(self.norm.slice(lo, hi))
 
-    def _old_added(self, near: Neighborhood, lo: i64, hi: i64) -> bool:
-        """Whether an old token overlapping [lo, hi) (old offsets) is an added token: the old
-        text matched one there, which may now be gone."""
-        n: i64 = self.toks.size()
-        k: i64 = self.toks.at(lo)
-        while k < n and near.start(k) < hi:
-            if self.family.added_id(near.id(k)):
-                return True
-            k += 1
-        return False
-
     # -- one try -----------------------------------------------------------------------------
 
     def attempt(
@@ -246,8 +236,6 @@ class PreTokenEdges(LazyCuts):
             w.read_lo = a
             w.read_hi = b
             return part, near.left_edge_holds(part, wl), near.right_edge_holds(part, wr)
-        if self.lo_inside or self.hi_inside:
-            self._leave_run(w, near)
         # Whole pre-tokens the edit left alone at the window's ends keep their old tokens.
         kl: i64 = self._kept_left(w, near, wl) if inner_l else -1
         kr: i64 = kept_right(near, w, wr, max(wl, kl)) if inner_r else -1
@@ -291,10 +279,15 @@ class PreTokenEdges(LazyCuts):
         inner_r: bool,
     ) -> tuple[TokenRun | None, bool, bool]:
         """One try of the window [wl, wr) (normalized [a, b)) from the pre-token cuts its scan
-        proves, Algorithm 3's edges inside a long pre-token where `inner_l` / `inner_r`."""
-        ntok: i64 = self.toks.size()
-        start: i64 = near.start(pretoken_start(near, wl)) if inner_l else a
-        ok_l: bool = not w.move_left or wl == 0 or self._cut_before(w, start)
+        proves, Algorithm 3's edges inside a long pre-token where `inner_l` / `inner_r`: its
+        scan starts at the pre-token's start, or at a place inside it that tokenline.core.runcuts
+        proves, and reads to its end, or to such a place."""
+        p, q = run_places(self.family, self.norm, near, w, wl, wr, a, b, inner_l, inner_r)
+        # A run's end not yet known (an edit right after opening) is found when read from.
+        self._leave_run(w, near, inner_l and p < 0, inner_r and q < 0)
+        start: i64 = near.start(pretoken_start(near, wl)) if inner_l and p < 0 else a
+        start = p if p >= 0 else start
+        ok_l: bool = not w.move_left or wl == 0 or p >= 0 or self._cut_before(w, start)
         if not ok_l:  # known before encoding: widen the left alone, try the right with it
             return None, False, True
         limit: i64 = w.limit if w.limit >= 0 else self.norm.length()
@@ -302,11 +295,14 @@ class PreTokenEdges(LazyCuts):
             limit = b  # a selection's end: its text ends there
         end: i64 = b
         pretoken_end: i64 = -1
-        if inner_r:
+        if q >= 0:
+            end = q
+            pretoken_end = q - start
+        elif inner_r:
             pretoken_end = near.start(next_pretoken(near, wr)) + w.delta
             end = min(limit, pretoken_end + self.family.ahead_chars)
             pretoken_end -= start
-        elif w.move_right and wr < ntok:
+        elif w.move_right and wr < self.toks.size():
             end = min(limit, b + self.family.ahead_chars)
         self.stats.encoded(b - a)
         self.stats.scanned_chars += end - start
@@ -319,7 +315,8 @@ class PreTokenEdges(LazyCuts):
             self.kept.base = start
             seed_known(self.family.cache, near, wl, wr, self.kept, text)
         after = self._after(b, end, final or inner_r)
-        found = self.family.window(text, a - start, after, final, pretoken_end)
+        inside: i64 = (FIRST_INSIDE if p >= 0 else 0) | (LAST_INSIDE if q >= 0 else 0)
+        found = self.family.window(text, a - start, after, final, pretoken_end, inside)
         if found is None:
             return None, not inner_l, False
         if inner_l:
@@ -346,6 +343,19 @@ class PreTokenEdges(LazyCuts):
         limit: i64 = w.ns if w.move_right else w.b_fixed
         ahead: str = self.norm.slice(a, min(limit, a + self.family.ahead_chars))
         return a + self.family.reach_after(ahead) <= limit
+
+
+def old_added(fam: PreTokenRules, near: Neighborhood, lo: i64, hi: i64) -> bool:
+    """Whether an old token overlapping [lo, hi) (old offsets) is an added token: the old
+    text matched one there, which may now be gone."""
+    toks = near.toks
+    n: i64 = toks.size()
+    k: i64 = toks.at(lo)
+    while k < n and near.start(k) < hi:
+        if fam.added_id(near.id(k)):
+            return True
+        k += 1
+    return False
 
 
 class PreTokenFamily(PreTokenRules):

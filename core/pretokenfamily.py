@@ -3,12 +3,20 @@ its pattern's cuts, how far past them it reads, and the tokens of windows and pr
 
 from __future__ import annotations
 
+from typing import Final
+
 from librt.vecs import vec
 from mypy_extensions import i32, i64, u8
 
 from tokenline.core.family import Family
 from tokenline.core.tokens import TokenRun
 from tokenline.core.vocab import Vocabulary
+
+# How a window's text lies in long letter pre-tokens (PreTokenRules.window's `inside`): its first
+# pre-token continues one that starts before it, its last one goes on past its end (the scan from
+# inside a run that tokenline.core.runcuts proves cuts as the whole text's does).
+FIRST_INSIDE: Final = 1
+LAST_INSIDE: Final = 2
 
 
 class PreTokenRules(Family):
@@ -27,6 +35,9 @@ class PreTokenRules(Family):
     longest_token: i64
     # Characters past its end a pre-token's scan may read beside a run of white space.
     read_past: i64
+    # Characters of the new text a scan from inside a run (tokenline.core.runcuts) keeps on each
+    # side of an edit beyond its own (added tokens matched as segments reach that far).
+    run_margin: i64
 
     def __init__(self, vocab: Vocabulary) -> None:
         super().__init__(vocab)
@@ -37,14 +48,17 @@ class PreTokenRules(Family):
         self.run_class = 0
         self.longest_token = 0
         self.read_past = 0
+        self.run_margin = 0
 
     def window(
-        self, text: str, skip: i64, ahead: str, final: bool, pretoken_end: i64
+        self, text: str, skip: i64, ahead: str, final: bool, pretoken_end: i64, inside: i64 = 0
     ) -> TokenRun | None:
         """The tokens of text[skip:], a window of normalized text cut from text's start (a cut),
         given the text after it (`final`: ahead runs to the end). The window's end must be a
         cut, or, when pretoken_end >= 0, lie inside a pre-token that ends exactly there. None
-        when it is neither, or when text cuts at or before skip > 0."""
+        when it is neither, or when text cuts at or before skip > 0. `inside` (FIRST_INSIDE,
+        LAST_INSIDE): text starts inside a long pre-token rather than at a cut, and text + ahead
+        ends inside one (pretoken_end is then its length)."""
         raise NotImplementedError
 
     def opening_joins(self, ids: list[int]) -> vec[u8]:
@@ -69,6 +83,16 @@ class PreTokenRules(Family):
         """Whether a long letter pre-token holding the characters either side of an edit stays
         one pre-token with `new` between them."""
         return False
+
+    def in_run(self, text: str) -> bool:
+        """Whether every character of text is one a long letter pre-token's loop runs on
+        through whatever follows (pretokens.run_chars)."""
+        return False
+
+    def added_free(self, text: str) -> bool:
+        """Whether no added token matched as a segment lies in text (families that guard added
+        tokens otherwise: always)."""
+        return True
 
     def inner_part(self, text: str) -> TokenRun:
         """The tokens of text, a stretch inside a long pre-token, starting between its tokens."""

@@ -91,6 +91,10 @@ CASED: Final = 2
 _LETTERS_RX: Final = regex.compile(r"\p{L}*")
 _LOWER_RX: Final = regex.compile(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]*")
 _LL_RX: Final = regex.compile(r"\p{Ll}")
+# What a letter pre-token's loop surely runs on through (run_chars): LETTERS' \p{L}, CASED's Ll
+# (its lower-case part; the upper-case part takes none of them).
+_LETTER_RUN_RX: Final = regex.compile(r"\p{L}+")
+_LL_RUN_RX: Final = regex.compile(r"\p{Ll}+")
 
 
 def run_class(pattern: str) -> i64:
@@ -120,6 +124,16 @@ def run_continues(run_class: i64, before: str, new: str, after: str) -> bool:
         and rx.fullmatch(new) is not None
         and rx.fullmatch(after) is not None
     )
+
+
+def run_chars(run_class: i64, text: str) -> bool:
+    """Whether every character of text is one a letter pre-token's loop goes on through, whatever
+    follows: any letter for LETTERS, a lower-case one (Ll) for CASED (tokenline.core.runcuts)."""
+    if run_class == LETTERS:
+        return _LETTER_RUN_RX.fullmatch(text) is not None
+    if run_class == CASED:
+        return _LL_RUN_RX.fullmatch(text) is not None
+    return False
 
 
 # Characters on either side of a character newer than Python's Unicode tables whose pre-tokens

@@ -32,7 +32,8 @@ LONG_STRETCH: Final = 8192
 
 class Stats:
     """Counters for benchmarks and tests: encoder calls, characters sent to them, and characters
-    a pre-tokenizing family's windows scanned for their pre-tokens."""
+    a pre-tokenizing family scanned for their pre-tokens (its windows, and the pre-token starts
+    of tokens it found late)."""
 
     encode_calls: i64
     encoded_chars: i64
