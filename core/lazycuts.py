@@ -48,6 +48,9 @@ DIRECT_REACH: Final = 128
 # The most old characters an edit inside a run of letters replaces whose tokens are learned by a
 # scan from inside the run (_know_inside_run).
 RUN_EDIT_CHARS: Final = 1024
+# A side of such an edit inside the run, or neither inside it nor near a sure cut.
+INSIDE: Final = -1
+NO_SIDE: Final = -2
 
 
 def lower_letters(text: str) -> bool:
@@ -183,12 +186,12 @@ class LazyCuts(Edges):
         ns: i64 = norm.to_norm(start)
         ne: i64 = norm.to_norm(end)
         s, e = self._near_cuts(ns, ne)
-        if s >= 0 and (ns - s) + (e - ne) <= CACHED_SEGMENT_CHARS:
+        if s >= 0 and e >= 0 and (ns - s) + (e - ne) <= CACHED_SEGMENT_CHARS:
             self.direct_lo = s
             self.direct_hi = e
             return
-        if s < 0:
-            if self._know_inside_run(ns, ne):
+        if s < 0 or e < 0:
+            if self._know_inside_run(ns, ne, s, e):
                 return
             s = self._sync(max(0, ns - EDIT_KNOW), True, 0, 2 * EDIT_KNOW)
             e = self._sync(min(total, ne + EDIT_KNOW), False, 0, 2 * EDIT_KNOW)
@@ -203,7 +206,7 @@ class LazyCuts(Edges):
     def _near_cuts(self, ns: i64, ne: i64) -> tuple[i64, i64]:
         """Sure cuts within DIRECT_REACH before and after old [ns, ne), each decided by
         characters the edit leaves as they are (the two either side of it: near_sync), so that
-        they stay cuts in the new text; (-1, -1) when either lies further."""
+        they stay cuts in the new text; -1 for one that lies further."""
         fam = self.family
         if fam.added_ids:
             return -1, -1  # added tokens are matched before the pattern cuts
@@ -212,48 +215,72 @@ class LazyCuts(Edges):
         lo: i64 = max(0, ns - DIRECT_REACH)
         hi: i64 = min(total, ne + DIRECT_REACH)
         before: i64 = fam.near_sync(norm.slice(lo, ns), True)
-        if before < 0 and lo > 0:
-            return -1, -1
+        s: i64 = lo + before if before >= 0 else (0 if lo == 0 else -1)
         after: i64 = fam.near_sync(norm.slice(ne, hi), False)
-        if after < 0 and hi < total:
-            return -1, -1
-        return (lo + before if before >= 0 else 0), (ne + after if after >= 0 else total)
+        e: i64 = ne + after if after >= 0 else (total if hi == total else -1)
+        return s, e
 
-    def _know_inside_run(self, ns: i64, ne: i64) -> bool:
-        """An edit far inside a run of lower-case ASCII letters in text not yet prepared (old
-        [ns, ne) aside): its tokens are marked as continuing a long pre-token without a scan back
-        to the run's start (pretokenflags.mark_run; the first edit inside a 1 MB run took 27 ms),
-        or, when the text it replaces is not such letters (a space typed there before), learned
-        by a scan from inside the run before it to inside the run after it
-        (tokenline.core.runcuts: it cuts there as the whole text's scan does)."""
+    def _know_inside_run(self, ns: i64, ne: i64, s: i64, e: i64) -> bool:
+        """An edit in text not yet prepared with a side far inside a run of lower-case ASCII
+        letters (old [ns, ne) aside), the other side too or a sure cut near (s, e: those
+        _near_cuts found, -1 for none): its tokens are marked as continuing a long pre-token
+        without a scan back to the run's start (pretokenflags.mark_run; the first edit inside a
+        1 MB run took 27 ms), or, when the text it replaces is not such letters (a space typed
+        there before) or a side has a cut, learned by a scan from inside the run (or the cut) to
+        inside the run after it (or the cut): it cuts there as the whole text's scan does
+        (tokenline.core.runcuts)."""
         fam = self.family
-        reach: i64 = RUN_KNOW + fam.longest_token
-        lo: i64 = ns - reach
-        hi: i64 = ne + reach
-        if fam.run_class == 0 or fam.added_ids or lo <= self.known_upto:
+        if fam.run_class == 0 or fam.added_ids or ne - ns > RUN_EDIT_CHARS:
             return False  # added tokens may cut letter runs
-        if hi >= self.norm.length() or ne - ns > RUN_EDIT_CHARS:
-            return False
-        norm = self.norm
-        # Most edits are not in such a run: ask little first.
-        if not lower_letters(norm.slice(ns - 1, ns) + norm.slice(ne, ne + 1)):
-            return False
-        if not (lower_letters(norm.slice(lo, ns)) and lower_letters(norm.slice(ne, hi))):
+        reach: i64 = RUN_KNOW + fam.longest_token
+        s = self._run_side(ns, s, reach, True)
+        e = self._run_side(ne, e, reach, False)
+        if s == NO_SIDE or e == NO_SIDE or (s >= 0 and e >= 0):
             return False
         toks = self.toks
-        if ns == ne or lower_letters(norm.slice(ns, ne)):
-            self.edit_k0, self.edit_k1 = mark_run(toks, lo, hi)
+        norm = self.norm
+        if s < 0 and e < 0 and (ns == ne or lower_letters(norm.slice(ns, ne))):
+            self.edit_k0, self.edit_k1 = mark_run(toks, ns - reach, ne + reach)
         else:
-            # From a token start RUN_FAR into the run before to one as far inside the run after
-            # (and what _learn reads past it).
-            self.edit_k0 = toks.at(lo + RUN_FAR) + 1
-            self.edit_k1 = toks.at(hi - RUN_FAR - KNOW_AHEAD)
-            self._learn(toks.start(self.edit_k0), toks.start(self.edit_k1), 0, hi, True)
+            # A side inside a run from a token start RUN_FAR into it (on the right, what _learn
+            # reads past it too).
+            self.edit_k0 = toks.at(ns - reach + RUN_FAR) + 1 if s < 0 else toks.at(s)
+            self.edit_k1 = toks.at(ne + reach - RUN_FAR - KNOW_AHEAD) if e < 0 else toks.at(e)
+            first: i64 = toks.start(self.edit_k0)
+            self._learn(first, toks.start(self.edit_k1), 0, norm.length(), s < 0)
         self.edit_lo = toks.start(self.edit_k0)
         self.edit_hi = toks.start(self.edit_k1)
-        self.lo_inside = True
-        self.hi_inside = True
+        self.lo_inside = s < 0
+        self.hi_inside = e < 0
         return True
+
+    def _run_side(self, at: i64, cut: i64, reach: i64, left: bool) -> i64:
+        """One side of an edit at `at` (its start, or its old end): `cut` if that is a sure cut,
+        INSIDE when the side's `reach` characters are lower-case ASCII letters (in text not
+        known yet), else a sure cut within them, else NO_SIDE."""
+        if cut >= 0:
+            return cut
+        norm = self.norm
+        total: i64 = norm.length()
+        if left:
+            lo: i64 = at - reach
+            # Each side's next character is asked first: most edits are not in such a run.
+            inside: bool = lo > self.known_upto and lower_letters(norm.slice(at - 1, at))
+            if inside and lower_letters(norm.slice(lo, at)):
+                return INSIDE
+            lo = max(0, lo)
+            found: i64 = self.family.near_sync(norm.slice(lo, at), True)
+            return lo + found if found >= 0 else (0 if lo == 0 else NO_SIDE)
+        hi: i64 = at + reach
+        if (
+            hi < total
+            and lower_letters(norm.slice(at, at + 1))
+            and lower_letters(norm.slice(at, hi))
+        ):
+            return INSIDE
+        hi = min(total, hi)
+        found = self.family.near_sync(norm.slice(at, hi), False)
+        return at + found if found >= 0 else (total if hi == total else NO_SIDE)
 
     def _leave_run(self, w: Window, near: Neighborhood, left: bool, right: bool) -> None:
         """Finds the true start (`left`) or end (`right`) of a marked run's pre-token, for a

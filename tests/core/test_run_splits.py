@@ -115,18 +115,21 @@ def checked_edit(doc: Document, encode: Encoder, at: int, end: int, new: str) ->
 
 @pytest.mark.parametrize("cold", [False, True], ids=["prepared", "cold"])
 @pytest.mark.parametrize("name", TIKTOKEN + REAL_FILES)
-def test_a_split_and_its_join_far_inside_a_run_read_only_near_them(
+def test_a_split_and_its_join_in_a_long_run_read_only_near_them(
     refs: Refs, name: str, cold: bool
 ) -> None:
-    """Each of these typed far inside a 100,000-letter run, then deleted: before runcuts, each
-    scanned the run from its start to its end (100,000 characters and more)."""
+    """Each of these typed into a 100,000-letter run, far inside it or a few hundred letters
+    from an end, then deleted: before runcuts, each scanned the run from its start to its end
+    (100,000 characters and more), and right after opening one near an end searched it whole
+    for a sure cut."""
     doc, encode = refs[name]
     rng = random.Random(4)
     prepared(doc, run_text(rng, "abcdefghij", 100_000), cold)
+    spots = [4 + 200, 4 + 300, 100_004 - 300, 100_004 - 200]
     for i, new in enumerate([" ", ",", "7", "D", "\n", "'s", "x'", "é", " the "]):
-        at = 30_000 + 5_000 * i
-        assert checked_edit(doc, encode, at, at, new) < 1_000, new
-        assert checked_edit(doc, encode, at, at + len(new), "") < 1_000, new
+        for at in [30_000 + 5_000 * i, spots[i % len(spots)]]:
+            assert checked_edit(doc, encode, at, at, new) < 1_000, (at, new)
+            assert checked_edit(doc, encode, at, at + len(new), "") < 1_000, (at, new)
 
 
 @pytest.mark.parametrize("name", TIKTOKEN + REAL_FILES + TRAINED)
