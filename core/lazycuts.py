@@ -5,7 +5,8 @@ selection end, and `prepare` walks the rest in slices. An edit with sure cuts ne
 sides needs none of that: the new text from one to the other is encoded alone
 (PreTokenEdges.direct), whose scan finds the new tokens' pre-token starts. A window that reaches
 tokens still unknown widens past them (`before_widen`). Inside a long run of letters an edit marks
-its neighbours without a scan (tokenline.core.pretokenflags.mark_run).
+its neighbours without a scan (tokenline.core.pretokenflags.mark_run), or learns them by a scan
+from inside the run (tokenline.core.runcuts), never from the run's start.
 """
 
 from __future__ import annotations
