@@ -167,12 +167,13 @@ pieces = st.one_of(
 @given(data=st.data())
 def test_random_edits_in_long_runs(refs: Refs, name: str, data: st.DataObject) -> None:
     """Texts of long runs and what splits them; edits that type or delete splitters and letters
-    anywhere, each checked."""
+    anywhere (a few characters, or up to whole runs), each checked."""
     doc, encode = refs[name]
     text = "".join(data.draw(st.lists(pieces, min_size=1, max_size=8), label="pieces"))
     prepared(doc, text, data.draw(st.booleans(), label="cold"))
     for _ in range(data.draw(st.integers(1, 12), label="steps")):
         at = data.draw(st.integers(0, doc.length()), label="at")
-        end = min(doc.length(), at + data.draw(st.integers(0, 4), label="cut"))
+        cut = data.draw(st.one_of(st.integers(0, 4), st.integers(0, 2_000)), label="cut")
+        end = min(doc.length(), at + cut)
         new = data.draw(st.one_of(st.sampled_from(SPLITTERS), st.just(""), pieces), label="new")
         checked_edit(doc, encode, at, end, new)
