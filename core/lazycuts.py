@@ -46,6 +46,11 @@ ALL_KNOWN: Final = 1 << 62
 # learning nothing first (learning, then a window, scanned the same text twice: a cold edit cost
 # 1.7x a prepared one).
 DIRECT_REACH: Final = 128
+# Kept characters (beside the edit, out to the sure cuts) up to which an edit in text not all
+# ASCII is still settled that way: a Japanese clause is one pre-token, which the direct encode
+# gives the library's BPE whole (about 3 bytes a character, quadratic), where the window loop
+# uses the edges inside it (INNER_WIDE_CHARS) and encodes a few characters.
+DIRECT_WIDE_CHARS: Final = 32
 # The most old characters an edit inside a run of letters replaces whose tokens are learned by a
 # scan from inside the run (_know_inside_run).
 RUN_EDIT_CHARS: Final = 1024
@@ -83,6 +88,8 @@ class LazyCuts(Edges):
     # edit is settled at once (`direct`); -1: none, the window loop settles it.
     direct_lo: i64
     direct_hi: i64
+    # Whether the stretch learned around the edit being made kept some tokens unknown.
+    untrusted: bool
 
     def __init__(
         self, family: PreTokenRules, norm: Normalization, toks: TokenStore, stats: Stats
@@ -100,6 +107,7 @@ class LazyCuts(Edges):
         self.hi_inside = False
         self.direct_lo = -1
         self.direct_hi = -1
+        self.untrusted = False
 
     def reloaded(self) -> None:
         self.known_upto = 0  # a lazy family's tokens come back with pre-token starts unknown
@@ -119,20 +127,21 @@ class LazyCuts(Edges):
 
     def _learn(
         self, s: i64, e: i64, shift: i64, limit: i64, inside: bool, ahead: i64 = KNOW_AHEAD
-    ) -> None:
+    ) -> bool:
         """Finds which old tokens from sure cut s to sure cut e (old normalized offsets; the
         token at e included) start a pre-token. Their text is the current text at offsets
         `shift` further on, read up to `limit` at most (past e: what an edit left as it was).
         `inside`: s is no cut but a token start inside a run of letters (_know_inside_run),
         where the pattern cuts as from the run's start, but its first pre-token continues a
-        long one."""
+        long one. True when the scan left some unknown (near a character newer than our
+        tables, which only the library decides)."""
         toks = self.toks
         k0: i64 = toks.at(s)
         k1: i64 = toks.at(e)
         if k1 < toks.size():
             k1 += 1  # e is a cut: the token starting there starts a pre-token
         if k0 >= k1:
-            return
+            return False
         _, lens, joins, _ = toks.window(k0, k1)
         unknown: bool = False
         for j in joins:
@@ -147,6 +156,10 @@ class LazyCuts(Edges):
             if inside:
                 continue_first(found)
             toks.set_joins(k0, found)
+            for j in found:
+                if (j & JOIN_UNKNOWN) != 0:
+                    return True
+        return False
 
     def prepare(self, budget: i64) -> bool:
         total: i64 = self.norm.length()
@@ -178,6 +191,7 @@ class LazyCuts(Edges):
         self.lo_inside = False
         self.hi_inside = False
         self.direct_lo = -1
+        self.untrusted = False
         if not self.family.lazy_cuts:
             return
         norm = self.norm
@@ -186,8 +200,14 @@ class LazyCuts(Edges):
             return  # every token knows (prepared)
         ns: i64 = norm.to_norm(start)
         ne: i64 = norm.to_norm(end)
-        s, e = self._near_cuts(ns, ne)
-        if s >= 0 and e >= 0 and (ns - s) + (e - ne) <= CACHED_SEGMENT_CHARS:
+        s, e, ascii_kept = near_cuts(self.family, norm, ns, ne)
+        kept: i64 = (ns - s) + (e - ne)
+        if (
+            s >= 0
+            and e >= 0
+            and kept <= CACHED_SEGMENT_CHARS
+            and (kept <= DIRECT_WIDE_CHARS or ascii_kept)
+        ):
             self.direct_lo = s
             self.direct_hi = e
             return
@@ -198,33 +218,18 @@ class LazyCuts(Edges):
             e = self._sync(min(total, ne + EDIT_KNOW), False, 0, 2 * EDIT_KNOW)
         # A pre-token longer than the cache keeps, or no sure cut near: the window loop settles
         # the edit (within a long pre-token, a window of a part of it), its old tokens learned.
-        self._learn(s, e, 0, total, False)
+        # Tokens left unknown near the edit: no window edge there, nor in the text not yet
+        # learned beyond; the stretch is the library's to encode (PreTokenEdges.direct).
+        self.untrusted = self._learn(s, e, 0, total, False)
         self.edit_lo = s
         self.edit_hi = e
         self.edit_k0 = toks.at(s)
         self.edit_k1 = toks.at(e)
 
-    def _near_cuts(self, ns: i64, ne: i64) -> tuple[i64, i64]:
-        """Sure cuts within DIRECT_REACH before and after old [ns, ne), each decided by
-        characters the edit leaves as they are (the two either side of it: near_sync), so that
-        they stay cuts in the new text; -1 for one that lies further."""
-        fam = self.family
-        if fam.added_ids:
-            return -1, -1  # added tokens are matched before the pattern cuts
-        norm = self.norm
-        total: i64 = norm.length()
-        lo: i64 = max(0, ns - DIRECT_REACH)
-        hi: i64 = min(total, ne + DIRECT_REACH)
-        before: i64 = fam.near_sync(norm.slice(lo, ns), True)
-        s: i64 = lo + before if before >= 0 else (0 if lo == 0 else -1)
-        after: i64 = fam.near_sync(norm.slice(ne, hi), False)
-        e: i64 = ne + after if after >= 0 else (total if hi == total else -1)
-        return s, e
-
     def _know_inside_run(self, ns: i64, ne: i64, s: i64, e: i64) -> bool:
         """An edit in text not yet prepared with a side far inside a run of lower-case ASCII
         letters (old [ns, ne) aside), the other side too or a sure cut near (s, e: those
-        _near_cuts found, -1 for none): its tokens are marked as continuing a long pre-token
+        near_cuts found, -1 for none): its tokens are marked as continuing a long pre-token
         without a scan back to the run's start (pretokenflags.mark_run; the first edit inside a
         1 MB run took 27 ms), or, when the text it replaces is not such letters (a space typed
         there before) or a side has a cut, learned by a scan from inside the run (or the cut) to
@@ -357,6 +362,26 @@ class LazyCuts(Edges):
             self.known_upto = total
         elif ns < self.known_upto:
             self.known_upto = max(ns, self.known_upto + ne_new - ne_old)
+
+
+def near_cuts(fam: PreTokenRules, norm: Normalization, ns: i64, ne: i64) -> tuple[i64, i64, bool]:
+    """Sure cuts within DIRECT_REACH before and after old [ns, ne), each decided by characters
+    the edit leaves as they are (the two either side of it: near_sync), so that they stay cuts
+    in the new text; -1 for one that lies further. And whether the text from them to the edit
+    is all ASCII."""
+    if fam.added_ids:
+        return -1, -1, True  # added tokens are matched before the pattern cuts
+    total: i64 = norm.length()
+    lo: i64 = max(0, ns - DIRECT_REACH)
+    hi: i64 = min(total, ne + DIRECT_REACH)
+    left = norm.slice(lo, ns)
+    before: i64 = fam.near_sync(left, True)
+    s: i64 = lo + before if before >= 0 else (0 if lo == 0 else -1)
+    right = norm.slice(ne, hi)
+    after: i64 = fam.near_sync(right, False)
+    e: i64 = ne + after if after >= 0 else (total if hi == total else -1)
+    kept_right = right[:after] if after >= 0 else right
+    return s, e, left[max(0, before) :].isascii() and kept_right.isascii()
 
 
 def sure_cut(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from mypy_extensions import i64
 
-from tokenline.core.lazycuts import KNOW_MARGIN, LazyCuts
+from tokenline.core.lazycuts import EDIT_KNOW, KNOW_MARGIN, LazyCuts
 from tokenline.core.normalization import Normalization
 from tokenline.core.pretokenfamily import FIRST_INSIDE, LAST_INSIDE, PreTokenRules
 from tokenline.core.pretokenflags import (
@@ -141,42 +141,31 @@ class PreTokenEdges(LazyCuts):
     # -- edits -------------------------------------------------------------------------------
 
     def direct(self, ns: i64, ne_old: i64, ne_new: i64) -> i64:
-        """An edit between sure cuts found before it (LazyCuts._near_cuts): the new text
+        """An edit between sure cuts found before it (lazycuts.near_cuts): the new text
         from one to the other is cut and encoded alone, once, and its tokens replace the old
-        ones there, their pre-token starts known from that scan."""
-        lo: i64 = self.direct_lo
-        if lo < 0:
+        ones there, their pre-token starts known from that scan (direct_edit)."""
+        if self.untrusted and not self.family.added_ids:
+            ok: bool = library_between(self, self.edit_lo, self.edit_hi, ne_new - ne_old)
+            return SETTLED if ok else ENCODE_WHOLE
+        if self.direct_lo < 0:
             return BY_LOOP
-        self.direct_lo = -1
-        toks = self.toks
-        k0: i64 = toks.at(lo)
-        k1: i64 = toks.at(self.direct_hi)
-        b: i64 = self.direct_hi + ne_new - ne_old
-        total: i64 = self.norm.length()
-        fam = self.family
-        reach: i64 = fam.ahead_chars
-        while True:
-            end: i64 = min(total, b + reach)
-            chunk = self.norm.slice(lo, end)
-            after = chunk[b - lo :]
-            read: i64 = fam.reach_after(after)
-            if read < len(after):
-                after = after[:read]  # what decides the cut at b: a scan of fewer pre-tokens
-            found = fam.window(chunk[: b - lo], 0, after, end >= total, -1)
-            if found is not None or end >= total:
-                break
-            reach *= 2  # a run of white space past the cut: read on until it ends
-        self.stats.encoded(b - lo)
-        self.stats.scanned_chars += end - lo
-        if found is None or not self._guard_passes(lo, end):
-            return ENCODE_WHOLE
-        toks.replace(k0, k1, found.ids, found.lens, found.joins)
-        return SETTLED
+        return direct_edit(self, ne_new - ne_old)
 
-    def _guard_passes(self, lo: i64, hi: i64) -> bool:
+    def guard_passes(self, lo: i64, hi: i64) -> bool:
         """Whether no added token's text (nor newer character) lies near new [lo, hi)."""
         fam = self.family
         return fam.added_longest == 0 or self._none_added() or not self._near_added(lo, hi)
+
+    def bounded(self, w: Window) -> bool:
+        """A window refused for a character only the library decides near it (no added token:
+        sure cuts hold for the library too): the library encodes the new text between the
+        nearest sure cuts either side of the edit, decided by characters it left alone."""
+        fam = self.family
+        if fam.added_ids or not fam.lazy_cuts or self.lo_inside or self.hi_inside:
+            return False
+        s: i64 = self._sync(w.ns - 1, True, 0, EDIT_KNOW)
+        e: i64 = self._sync(w.ne_old + 1, False, w.delta, EDIT_KNOW)
+        return library_between(self, s, e, w.delta)
 
     def begin(self, w: Window, near: Neighborhood, ne_new: i64) -> None:
         self.keeps_run = keeps_run(self.family, self.norm, near, w.ns, w.ne_old, ne_new)
@@ -356,6 +345,74 @@ def old_added(fam: PreTokenRules, near: Neighborhood, lo: i64, hi: i64) -> bool:
             return True
         k += 1
     return False
+
+
+def direct_edit(edges: PreTokenEdges, delta: i64) -> i64:
+    """PreTokenEdges.direct's encode from sure cut direct_lo to direct_hi (moved by delta)."""
+    lo: i64 = edges.direct_lo
+    edges.direct_lo = -1
+    toks = edges.toks
+    norm = edges.norm
+    k0: i64 = toks.at(lo)
+    k1: i64 = toks.at(edges.direct_hi)
+    b: i64 = edges.direct_hi + delta
+    total: i64 = norm.length()
+    fam = edges.family
+    reach: i64 = fam.ahead_chars
+    while True:
+        end: i64 = min(total, b + reach)
+        chunk = norm.slice(lo, end)
+        after = chunk[b - lo :]
+        read: i64 = fam.reach_after(after)
+        if read < len(after):
+            after = after[:read]  # what decides the cut at b: a scan of fewer pre-tokens
+        found = fam.window(chunk[: b - lo], 0, after, end >= total, -1)
+        if found is not None or end >= total:
+            break
+        reach *= 2  # a run of white space past the cut: read on until it ends
+    edges.stats.encoded(b - lo)
+    edges.stats.scanned_chars += end - lo
+    if found is None or not edges.guard_passes(lo, end):
+        found = library_run(fam, edges.stats, chunk, b - lo)
+        if found is None:
+            return ENCODE_WHOLE
+    toks.replace(k0, k1, found.ids, found.lens, found.joins)
+    return SETTLED
+
+
+def library_between(edges: PreTokenEdges, s: i64, e: i64, delta: i64) -> bool:
+    """Old tokens from sure cut s to sure cut e, both decided by characters an edit that moved
+    the text after it by delta left alone, become the library's of the new text there."""
+    b: i64 = e + delta
+    norm = edges.norm
+    chunk = norm.slice(s, min(norm.length(), b + edges.family.ahead_chars))
+    found = library_run(edges.family, edges.stats, chunk, b - s)
+    if found is None:
+        return False
+    toks = edges.toks
+    toks.replace(toks.at(s), toks.at(e), found.ids, found.lens, found.joins)
+    return True
+
+
+def library_run(fam: PreTokenRules, stats: Stats, chunk: str, b: i64) -> TokenRun | None:
+    """The reference library's tokens of chunk[:b], from its encode of `chunk`: what lies
+    between two sure cuts of the text (chunk's start and b, cut whatever comes before it or
+    after) when a character that only the library decides lies near (our scan may cut
+    elsewhere), instead of the whole text. Pre-token starts unknown, as opening leaves them;
+    None if the library's tokens do not end at b (never, for sure cuts)."""
+    ids = fam.encode(chunk)
+    lens, _ = fam.vocab.fixed_lengths(ids)
+    stats.encoded(len(chunk))
+    pos: i64 = 0
+    m: i64 = 0
+    # Tokens of a character's later bytes cover no character: they go with it.
+    while m < len(lens) and (pos < b or lens[m] == 0):
+        pos += i64(lens[m])
+        m += 1
+    if pos != b:
+        return None
+    kept = ids[:m]
+    return TokenRun(to_vec(kept), lens[:m], fam.opening_joins(kept))
 
 
 class PreTokenFamily(PreTokenRules):

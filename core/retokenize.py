@@ -192,7 +192,8 @@ class Retokenizer:
         self.settle(w, near)
         self._adapt_margin(near, kl, t)
         if not self.edges.accepts(w, near):
-            self._reload()
+            if not self.edges.bounded(w):
+                self._reload()
             return
         toks.replace(w.wl, w.wr, w.out.ids, w.out.lens, w.out.joins)
         self.edges.settled(w)

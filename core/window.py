@@ -162,6 +162,11 @@ class Edges:
         """Whether an edit's settled window may replace the old tokens (else: encode whole)."""
         return True
 
+    def bounded(self, w: Window) -> bool:
+        """Settles an edit whose window `accepts` refused some way short of encoding the whole
+        text; False when there is none."""
+        return False
+
     def settled(self, w: Window) -> None:
         """An edit's window replaced old tokens [w.wl, w.wr) with w.out."""
 

@@ -433,6 +433,33 @@ def test_edits_in_japanese_clauses_encode_windows_of_them(
         at += len(clause)
 
 
+def test_first_edits_in_japanese_clauses_encode_windows_of_them(
+    references: dict[str, tuple[Document, Encoder]],
+) -> None:
+    # Right after opening, a full stop either side of a 40-kana clause lies within reach of
+    # an edit in it (sure cuts), but the clause is one long piece: the window loop encodes a few
+    # of its tokens (inner edges) rather than the whole clause at once. A 7-kana clause, short,
+    # is encoded whole between its full stops.
+    doc, encode = references["o200k_base"]
+    kana = [chr(c) for c in range(0x3042, 0x3094)]
+    rng = random.Random(13)
+    clauses = ["。" + "".join(rng.choice(kana) for _ in range(n)) for n in [40, 7] * 20]
+    text = "".join(clauses) + "\n"
+    doc.set_text(text)
+    at = 0
+    for i, clause in enumerate(clauses[:-1]):
+        if i % 4 in (1, 2):
+            encoded = doc.engine.stats.encoded_chars
+            mid = at + 2 * len(clause) // 3
+            doc.edit(mid, mid + 1, "か")
+            assert doc.ids() == encode(doc.text)
+            assert doc.engine.stats.encoded_chars - encoded <= (12 if len(clause) > 20 else 10)
+        at += len(clause)
+    while doc.prepare():
+        pass
+    assert doc.ids() == encode(doc.text)
+
+
 def test_every_known_pattern_is_fuzzed() -> None:
     assert set(pretokens.LOCAL_PATTERNS) <= set(tiktokenkit.PATTERNS.values())
 
@@ -558,6 +585,84 @@ def test_characters_newer_than_our_unicode_tables(
         edit_and_check(doc, encode, at, min(doc.length(), at + cut), new)
     a = rng.randrange(doc.length())
     assert doc.encode_range(a, doc.length()) == encode(doc.text[a:])
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_first_edits_near_a_newer_character_encode_between_sure_cuts(
+    references: dict[str, tuple[Document, Encoder]], name: str
+) -> None:
+    # Right after opening, an edit with sure cuts near it whose stretch lies near a newer
+    # character: the library encodes that stretch, not the whole text.
+    doc, encode = references[name]
+    rng = random.Random(14)
+    line = "A fox \U00018d80 jumps over the lazy dog, and a cat \U0002ebf0 sleeps.\n"
+    text = line * 2_000
+    for _ in range(20):
+        doc.set_text(text)
+        row = rng.randrange(10, 1_990)
+        at = row * len(line) + rng.choice([9, 13, 24, 31, 45, 52, 60])
+        new = rng.choice(["q", "", "ab", " x", "\U00018d80", "!"])
+        end = at + rng.choice([0, 1, 2])
+        encoded = doc.engine.stats.encoded_chars
+        doc.edit(at, end, new)
+        assert doc.ids() == encode(text[:at] + new + text[end:]), (at, end, new)
+        assert doc.engine.stats.encoded_chars - encoded < 2_000
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_edits_next_to_a_newer_character_encode_between_sure_cuts(
+    references: dict[str, tuple[Document, Encoder]], name: str
+) -> None:
+    # A window that reads near a newer character is refused; the library then encodes the
+    # stretch between the sure cuts around the edit (Japanese clauses, English words), not the
+    # whole text, right after opening and once idle work is done.
+    doc, encode = references[name]
+    rng = random.Random(15)
+    line = "今日は\U00018d80いい天気ですね。The cat \U0002ebf0 sat on a mat.\n"
+    plain = "今日はいい天気ですね。The cat sat on a mat, o.\n"
+    assert len(plain) == len(line)
+    text = (line + plain * 19) * 100
+    for prepared in (False, True):
+        doc.set_text(text)
+        while prepared and doc.prepare():
+            pass
+        for _ in range(15):
+            row = 20 * rng.randrange(1, 99)  # a line with newer characters
+            at = row * len(line) + rng.randrange(len(line))
+            new = rng.choice(["q", "", "字", " x", "\U00018d80", "。"])
+            end = min(at + rng.choice([0, 1, 2]), (row + 1) * len(line) - 1)
+            encoded = doc.engine.stats.encoded_chars
+            old = doc.text[at:end]
+            doc.edit(at, end, new)
+            assert doc.ids() == encode(doc.text), (at, end, new)
+            assert doc.engine.stats.encoded_chars - encoded < 2_000
+            doc.edit(at, at + len(new), old)
+            assert doc.text == text
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_first_edits_in_a_long_clause_with_a_newer_character(
+    references: dict[str, tuple[Document, Encoder]], name: str
+) -> None:
+    # Right after opening, an edit in a long clause that holds a newer character learns its
+    # stretch, but the tokens near that character stay unknown: no window edge holds there nor
+    # in the text not yet learned, so the library encodes the stretch (the window walked to the
+    # text's ends).
+    doc, encode = references[name]
+    rng = random.Random(16)
+    kana = [chr(c) for c in range(0x3042, 0x3094)]
+    for _ in range(12):
+        left = "".join(rng.choice(kana) for _ in range(40))
+        right = "".join(rng.choice(kana) for _ in range(40))
+        plain = "".join(rng.choice(kana) for _ in range(81))
+        text = ("。" + plain) * 300 + "。" + left + "\U00018d80" + right + ("。" + plain) * 300
+        doc.set_text(text)
+        at = 300 * 82 + 1 + 40 + rng.choice([-3, -1, 0, 1, 2, 5])
+        new = rng.choice(["q", "", "字", "\U00018d80"])
+        encoded = doc.engine.stats.encoded_chars
+        doc.edit(at, at, new)
+        assert doc.ids() == encode(text[:at] + new + text[at:]), (at, new)
+        assert doc.engine.stats.encoded_chars - encoded < 1_000
 
 
 @pytest.mark.parametrize("name", REAL)
