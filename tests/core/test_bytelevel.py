@@ -98,6 +98,13 @@ def edit_and_check(doc: Document, encode: Encoder, at: int, end: int, new: str) 
     assert doc.ids() == encode(expected), (at, end, new)
 
 
+def edit_within(doc: Document, encode: Encoder, at: int, end: int, new: str, most: int) -> None:
+    """edit_and_check, encoding at most `most` characters for it."""
+    encoded = doc.engine.stats.encoded_chars
+    edit_and_check(doc, encode, at, end, new)
+    assert doc.engine.stats.encoded_chars - encoded <= most, (at, end, new)
+
+
 def drawn_edits(
     doc: Document,
     encode: Encoder,
@@ -425,11 +432,8 @@ def test_edits_in_japanese_clauses_encode_windows_of_them(
     at = 0
     for i, clause in enumerate(clauses[:-1]):
         if i % 4 in (1, 2):
-            encoded = doc.engine.stats.encoded_chars
             mid = at + 2 * len(clause) // 3
-            doc.edit(mid, mid + 1, "か")
-            assert doc.ids() == encode(doc.text)
-            assert doc.engine.stats.encoded_chars - encoded <= (12 if len(clause) > 20 else 8)
+            edit_within(doc, encode, mid, mid + 1, "か", 12 if len(clause) > 20 else 8)
         at += len(clause)
 
 
@@ -449,11 +453,8 @@ def test_first_edits_in_japanese_clauses_encode_windows_of_them(
     at = 0
     for i, clause in enumerate(clauses[:-1]):
         if i % 4 in (1, 2):
-            encoded = doc.engine.stats.encoded_chars
             mid = at + 2 * len(clause) // 3
-            doc.edit(mid, mid + 1, "か")
-            assert doc.ids() == encode(doc.text)
-            assert doc.engine.stats.encoded_chars - encoded <= (12 if len(clause) > 20 else 10)
+            edit_within(doc, encode, mid, mid + 1, "か", 12 if len(clause) > 20 else 10)
         at += len(clause)
     while doc.prepare():
         pass
@@ -603,10 +604,7 @@ def test_first_edits_near_a_newer_character_encode_between_sure_cuts(
         at = row * len(line) + rng.choice([9, 13, 24, 31, 45, 52, 60])
         new = rng.choice(["q", "", "ab", " x", "\U00018d80", "!"])
         end = at + rng.choice([0, 1, 2])
-        encoded = doc.engine.stats.encoded_chars
-        doc.edit(at, end, new)
-        assert doc.ids() == encode(text[:at] + new + text[end:]), (at, end, new)
-        assert doc.engine.stats.encoded_chars - encoded < 2_000
+        edit_within(doc, encode, at, end, new, 1_999)
 
 
 @pytest.mark.parametrize("name", REAL)
@@ -631,11 +629,8 @@ def test_edits_next_to_a_newer_character_encode_between_sure_cuts(
             at = row * len(line) + rng.randrange(len(line))
             new = rng.choice(["q", "", "字", " x", "\U00018d80", "。"])
             end = min(at + rng.choice([0, 1, 2]), (row + 1) * len(line) - 1)
-            encoded = doc.engine.stats.encoded_chars
             old = doc.text[at:end]
-            doc.edit(at, end, new)
-            assert doc.ids() == encode(doc.text), (at, end, new)
-            assert doc.engine.stats.encoded_chars - encoded < 2_000
+            edit_within(doc, encode, at, end, new, 1_999)
             doc.edit(at, at + len(new), old)
             assert doc.text == text
 
@@ -659,10 +654,7 @@ def test_first_edits_in_a_long_clause_with_a_newer_character(
         doc.set_text(text)
         at = 300 * 82 + 1 + 40 + rng.choice([-3, -1, 0, 1, 2, 5])
         new = rng.choice(["q", "", "字", "\U00018d80"])
-        encoded = doc.engine.stats.encoded_chars
-        doc.edit(at, at, new)
-        assert doc.ids() == encode(text[:at] + new + text[at:]), (at, new)
-        assert doc.engine.stats.encoded_chars - encoded < 1_000
+        edit_within(doc, encode, at, at, new, 999)
 
 
 @pytest.mark.parametrize("name", REAL)
