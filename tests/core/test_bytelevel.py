@@ -23,7 +23,7 @@ from tests import tiktokencache
 from tests.conftest import tekken_path
 from tests.core import tiktokenkit
 from tests.core.strategies import edit_ops, texts, unspaced
-from tokenline.core import Document, ModelError, load_model, pretokens
+from tokenline.core import Document, Model, ModelError, load_model, pretokens
 from tokenline.core.pretokenedges import PreTokenEdges
 from tokenline.core.pretokenflags import INNER_PRETOKEN_CHARS, INNER_WIDE_CHARS
 from tokenline.core.segments import CACHED_SEGMENT_CHARS
@@ -801,3 +801,30 @@ def test_first_edits_whose_windows_reach_past_what_they_learned_first(
     at = data.draw(st.integers(0, doc.length()), label="second")
     doc.edit(at, at, "x")
     assert doc.ids() == encode(expected[:at] + "x" + expected[at:])
+
+
+def _cross_script_model(pattern: str) -> Model:
+    """Bytes, plus '장' and '장S': a token across a pre-token cut that o200k's and Tekken's
+    patterns make or not by what follows a run of capitals."""
+    tokens = [bytes([b]) for b in range(256)]
+    for word in ("장".encode(), "장S".encode()):
+        tokens += [word[:k] for k in range(2, len(word) + 1) if word[:k] not in tokens]
+    ranks = {t: i for i, t in enumerate(tokens)}
+    enc = tiktoken.Encoding(
+        "cross-script", pat_str=pattern, mergeable_ranks=ranks, special_tokens={}
+    )
+    return model_from_encoding(enc)
+
+
+@pytest.mark.parametrize("pattern", [pretokens.O200K, pretokens.TEKKEN])
+@pytest.mark.parametrize("prepared", [False, True])
+def test_a_cut_before_capitals_waits_for_what_follows_them(pattern: str, prepared: bool) -> None:
+    # ' 문장' stops before 'SELECT ' (no lower-case letter after the capitals) but takes
+    # 'SELETh' whole: the cut before 'S' was kept for an edit four capitals on (merged 장S lost).
+    model = _cross_script_model(pattern)
+    doc = Document(model, "plain words.\n한국어 문장SELECT id\n")
+    while prepared and doc.prepare():
+        pass
+    doc.edit(23, 25, "Th")
+    assert doc.text == "plain words.\n한국어 문장SELETh id\n"
+    assert doc.ids() == model.encode(doc.text)
