@@ -230,7 +230,11 @@ class ByteLevelFamily(PreTokenFamily):
                 # The window ends inside this pre-token: only where an old one ended the same way.
                 if pos != pretoken_end:
                     return None
-                if not part and not final and reach_after(full[pos:]) > len(full) - pos:
+                if (
+                    not part
+                    and not final
+                    and reach_after(full[pos:], full[pos - 1 : pos]) > len(full) - pos
+                ):
                     return None
                 if not part and self.coder.whole(pretoken):
                     return None  # the library takes the new pre-token as one token
@@ -242,12 +246,16 @@ class ByteLevelFamily(PreTokenFamily):
                 self._add_part(pretoken, skip - start, len(pretoken), out, first_in, first_in)
             else:
                 self.add_pretoken(pretoken, out)
-        if pos != n or pretoken_end >= 0 or (not final and reach_after(ahead) > len(ahead)):
+        if (
+            pos != n
+            or pretoken_end >= 0
+            or (not final and reach_after(ahead, text[n - 1 :]) > len(ahead))
+        ):
             return None
         return out
 
-    def reach_after(self, text: str) -> i64:
-        return reach_after(text)
+    def reach_after(self, text: str, before: str = "") -> i64:
+        return reach_after(text, before)
 
     # -- pre-token starts found late ---------------------------------------------------------------
 

@@ -44,7 +44,7 @@ def cut_reach(added: AddedSplit, before: str, after: str) -> i64:
     so many) and `after` after it, the pre-tokens and added tokens may be read to decide it: the
     pattern's reach, and the matches it may meet there; UNSETTLED when after does not settle
     it."""
-    base: i64 = reach_after(after)
+    base: i64 = reach_after(after, before[-1:])
     if base > len(after):
         return UNSETTLED
     out: i64 = added.reach(before, after, base)
@@ -131,7 +131,7 @@ class NormalizedByteLevelFamily(HFByteLevelFamily):
     def clean(self, text: str) -> bool:
         return True
 
-    def reach_after(self, text: str) -> i64:
+    def reach_after(self, text: str, before: str = "") -> i64:
         """With what precedes the cut unknown: a match may be open there."""
         out: i64 = self.cut_reach("", text)
         back: i64 = self.back()

@@ -323,7 +323,7 @@ class PreTokenEdges(LazyCuts):
         after = self.norm.slice(b, end)
         if whole:
             return after
-        reach: i64 = self.family.reach_after(after)
+        reach: i64 = self.family.reach_after(after, self.norm.slice(b - 1, b) if b > 0 else "")
         return after[:reach] if reach < len(after) else after
 
     def _cut_before(self, w: Window, a: i64) -> bool:
@@ -331,7 +331,8 @@ class PreTokenEdges(LazyCuts):
         or the end of a selection encoded alone)."""
         limit: i64 = w.ns if w.move_right else w.b_fixed
         ahead: str = self.norm.slice(a, min(limit, a + self.family.ahead_chars))
-        return a + self.family.reach_after(ahead) <= limit
+        before: str = self.norm.slice(a - 1, a) if a > 0 else ""
+        return a + self.family.reach_after(ahead, before) <= limit
 
 
 def old_added(fam: PreTokenRules, near: Neighborhood, lo: i64, hi: i64) -> bool:
@@ -363,7 +364,7 @@ def direct_edit(edges: PreTokenEdges, delta: i64) -> i64:
         end: i64 = min(total, b + reach)
         chunk = norm.slice(lo, end)
         after = chunk[b - lo :]
-        read: i64 = fam.reach_after(after)
+        read: i64 = fam.reach_after(after, norm.slice(b - 1, b) if b > 0 else "")
         if read < len(after):
             after = after[:read]  # what decides the cut at b: a scan of fewer pre-tokens
         found = fam.window(chunk[: b - lo], 0, after, end >= total, -1)

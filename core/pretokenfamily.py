@@ -98,7 +98,7 @@ class PreTokenRules(Family):
         """The tokens of text, a stretch inside a long pre-token, starting between its tokens."""
         raise NotImplementedError
 
-    def reach_after(self, text: str) -> i64:
+    def reach_after(self, text: str, before: str = "") -> i64:
         """How far past a cut, followed by `text`, the scan may read to decide it (more than
         len(text) when text does not settle it)."""
         raise NotImplementedError

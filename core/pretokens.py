@@ -183,18 +183,19 @@ def reads_little(pattern: str) -> bool:
     return pattern in LOCAL_PATTERNS
 
 
-def reach_after(text: str) -> i64:
+def reach_after(text: str, before: str = "") -> i64:
     """How many characters past a cut followed by `text` the scan may have read to decide it:
-    its run of white space, or of upper- and title-case letters, and READ_PAST more; more than
-    len(text) when the run fills text. The run of capitals: in o200k's and Tekken's patterns a
-    pre-token ending in a letter of both its classes (kanji, hangul: `[...\\p{Lo}...]*` then
-    `[...\\p{Lo}...]+`) stops before capitals only because no lower-case letter follows them
-    (`문장SELECT id` cuts before `S`, `문장SELEThe` does not)."""
+    its run of white space, or of upper- and title-case letters after `before` (the character
+    before the cut; "" when not known), and READ_PAST more; more than len(text) when the run
+    fills text. The run of capitals: in o200k's and Tekken's patterns a pre-token ending in a
+    letter of both its classes (kanji, hangul, a mark: `[...\\p{Lo}...]*` then
+    `[...\\p{Lo}...]+`; none is ASCII) stops before capitals only because no lower-case letter
+    follows them (`문장SELECT id` cuts before `S`, `문장SELEThe` does not)."""
     n: i64 = len(text)
     i: i64 = 0
     while i < n and text[i].isspace():
         i += 1
-    if i == 0:
+    if i == 0 and (before == "" or not before.isascii()):
         while i < n and (text[i].isupper() or text[i].istitle()):
             i += 1
     if i >= n:
@@ -422,6 +423,6 @@ def _safe_prefix(pretokens: list[str], block: str) -> i64:
     while keep > 1:
         keep -= 1
         end -= len(pretokens[keep])
-        if end + reach_after(block[end : end + 64]) <= n:
+        if end + reach_after(block[end : end + 64], block[end - 1 : end]) <= n:
             return keep
     return 0
