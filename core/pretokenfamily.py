@@ -99,8 +99,9 @@ class PreTokenRules(Family):
         raise NotImplementedError
 
     def reach_after(self, text: str, before: str = "") -> i64:
-        """How far past a cut, followed by `text`, the scan may read to decide it (more than
-        len(text) when text does not settle it)."""
+        """How far past a cut, followed by `text` and after the character `before` ("" when not
+        known: read as if it could be any), the scan may read to decide it (more than len(text)
+        when text does not settle it)."""
         raise NotImplementedError
 
     def clean(self, text: str) -> bool:
