@@ -323,7 +323,7 @@ class PreTokenEdges(LazyCuts):
         after = self.norm.slice(b, end)
         if whole:
             return after
-        reach: i64 = self.family.reach_after(after, self.norm.slice(b - 1, b) if b > 0 else "")
+        reach: i64 = self.family.reach_after(after, char_before(self.norm, b))
         return after[:reach] if reach < len(after) else after
 
     def _cut_before(self, w: Window, a: i64) -> bool:
@@ -331,8 +331,12 @@ class PreTokenEdges(LazyCuts):
         or the end of a selection encoded alone)."""
         limit: i64 = w.ns if w.move_right else w.b_fixed
         ahead: str = self.norm.slice(a, min(limit, a + self.family.ahead_chars))
-        before: str = self.norm.slice(a - 1, a) if a > 0 else ""
-        return a + self.family.reach_after(ahead, before) <= limit
+        return a + self.family.reach_after(ahead, char_before(self.norm, a)) <= limit
+
+
+def char_before(norm: Normalization, at: i64) -> str:
+    """The character before normalized offset `at` ("" at the start), for reach_after."""
+    return norm.slice(at - 1, at) if at > 0 else ""
 
 
 def old_added(fam: PreTokenRules, near: Neighborhood, lo: i64, hi: i64) -> bool:
@@ -364,7 +368,7 @@ def direct_edit(edges: PreTokenEdges, delta: i64) -> i64:
         end: i64 = min(total, b + reach)
         chunk = norm.slice(lo, end)
         after = chunk[b - lo :]
-        read: i64 = fam.reach_after(after, norm.slice(b - 1, b) if b > 0 else "")
+        read: i64 = fam.reach_after(after, char_before(norm, b))
         if read < len(after):
             after = after[:read]  # what decides the cut at b: a scan of fewer pre-tokens
         found = fam.window(chunk[: b - lo], 0, after, end >= total, -1)
